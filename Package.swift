@@ -1,0 +1,100 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every Runway target shares: Swift 6 language mode (set by the tools version) plus
+/// `ExistentialAny`, so that every existential is spelled `any` and costs are visible.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Runway",
+    defaultLocalization: "en",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    products: [
+        .library(name: "Runway", targets: ["Runway"]),
+        .library(name: "RunwayNIO", targets: ["RunwayNIO"]),
+        .library(name: "RunwayServer", targets: ["RunwayServer"]),
+        .executable(name: "runway", targets: ["RunwayCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+    ],
+    targets: [
+        // The core: API managers, engine, services, reformers, errors, URLSession transport.
+        // No SwiftNIO here, so an iOS app links Runway without it.
+        .target(
+            name: "Runway",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.process("Resources")],
+            swiftSettings: strictSettings
+        ),
+        // The AsyncHTTPClient transport: HTTP/1.1 and HTTP/2, pooled connections, gzip.
+        .target(
+            name: "RunwayNIO",
+            dependencies: [
+                "Runway",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The server half: demo APIs and fault injection on Hummingbird, for tests and the demo.
+        .target(
+            name: "RunwayServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The listing APIs and reformers of the demo and the README, shared with the tests.
+        .target(
+            name: "RunwayExamples",
+            dependencies: [
+                "Runway",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "RunwayCLI",
+            dependencies: [
+                "Runway",
+                "RunwayExamples",
+                "RunwayNIO",
+                "RunwayServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "RunwayTests",
+            dependencies: [
+                "Runway",
+                "RunwayExamples",
+                "RunwayNIO",
+                "RunwayServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

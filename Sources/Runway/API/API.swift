@@ -1,0 +1,106 @@
+import Foundation
+public import HTTPTypes
+
+/// The params of one call: names and JSON values.
+///
+/// Strings, numbers, Booleans and arrays of them go into a query or form; any ``JSON`` goes
+/// into a JSON body.
+public typealias Parameters = [String: JSON]
+
+/// One API of a service: the small type business code writes per endpoint.
+///
+/// The compiler enforces what every API must declare — ``service``, ``path`` and ``method``.
+/// Everything else has a documented default, overridden by declaring it in the conforming type.
+/// There is no base class to subclass and nothing is checked at run time.
+///
+/// For example:
+///
+/// ```swift
+/// struct RentalListAPI: PagedAPI {
+///     var service: ServiceID { .listings }
+///     var path: String { "/listings/zf" }
+///     var method: HTTPRequest.Method { .get }
+///     var requestStrategy: RequestStrategy { .cancelInFlight }  // filters
+/// }
+///
+/// let manager = APIManager(RentalListAPI())
+/// manager.delegate = self
+/// manager.loadData(with: ["city": "sh"])
+/// ```
+public protocol API: Sendable {
+    /// The service this API belongs to; its base URL, common params and convention apply.
+    var service: ServiceID { get }
+    /// The path below the service's base URL, for example `/listings/esf`.
+    var path: String { get }
+    /// The HTTP method.
+    var method: HTTPRequest.Method { get }
+
+    /// A name for logs, signatures and stub lookups. Default: the type's name.
+    var name: String { get }
+    /// Where params go. Default: ``ParamEncoding/automatic``.
+    var paramEncoding: ParamEncoding { get }
+    /// How long a whole response may take, per attempt. Default: 20 seconds.
+    var timeout: Duration { get }
+    /// What a load does while another is in flight. Default: ``RequestStrategy/allowConcurrent``.
+    var requestStrategy: RequestStrategy { get }
+    /// When failed attempts are retried. Default: ``RetryPolicy/default``.
+    var retryPolicy: RetryPolicy { get }
+    /// Header fields of this API, over the service's common headers. Default: none.
+    var headers: HTTPFields { get }
+    /// How the body is read at landing. Default: ``ResponseFormat/json``.
+    var responseFormat: ResponseFormat { get }
+    /// Checks params before anything leaves the device. Default: accepts all.
+    var paramsValidator: any ParamsValidator { get }
+    /// Checks a landed response after the service's convention. Default: accepts all.
+    var responseValidator: any ResponseValidator { get }
+    /// Interceptors of this API; they run after the service's. Default: none.
+    var interceptors: [any Interceptor] { get }
+}
+
+extension API {
+    public var name: String { String(describing: Self.self) }
+    public var paramEncoding: ParamEncoding { .automatic }
+    public var timeout: Duration { .seconds(20) }
+    public var requestStrategy: RequestStrategy { .allowConcurrent }
+    public var retryPolicy: RetryPolicy { .default }
+    public var headers: HTTPFields { [:] }
+    public var responseFormat: ResponseFormat { .json }
+    public var paramsValidator: any ParamsValidator { AcceptAllParams() }
+    public var responseValidator: any ResponseValidator { AcceptAllResponses() }
+    public var interceptors: [any Interceptor] { [] }
+}
+
+/// Where a call's params go.
+public enum ParamEncoding: Sendable, Hashable {
+    /// In the query for `GET`, `HEAD` and `DELETE`; as a JSON body otherwise.
+    case automatic
+    /// Always in the query string.
+    case query
+    /// As a JSON body (`application/json`).
+    case json
+    /// As a form body (`application/x-www-form-urlencoded`).
+    case form
+}
+
+/// How the engine reads a 2xx body at landing.
+public enum ResponseFormat: Sendable, Hashable {
+    /// Parse the body as JSON once, off the main actor; an empty or non-JSON body fails the load.
+    case json
+    /// Keep the bytes only; reformers decode exactly what they need from ``RawResponse/body``.
+    /// Use it for non-JSON bodies, or where a reformer-local `Decodable` is faster than a tree.
+    case raw
+}
+
+/// What a load does when another load of the same manager is still in flight.
+public enum RequestStrategy: Sendable, Hashable {
+    /// Both fly; each is delivered on its own.
+    case allowConcurrent
+    /// The new load is ignored and the in-flight one serves it (refreshing a page or a list):
+    /// `loadData` returns `nil` and delivers nothing of its own; an `async` caller receives the
+    /// in-flight load's outcome.
+    case ignoreNewWhileLoading
+    /// The in-flight load is cancelled and the new one flies (filters: only the latest matters).
+    /// The cancelled load is delivered as ``RunwayError/cancelled``, so every load is delivered
+    /// exactly once; delegates skip it with ``RunwayError/isCancellation``.
+    case cancelInFlight
+}

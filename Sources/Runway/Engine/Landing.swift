@@ -1,0 +1,45 @@
+import Foundation
+import HTTPTypes
+
+/// What happens to a response between the transport and the main actor: status check, JSON
+/// parse, the service's convention, the API's response validator. It runs off the main actor.
+enum Landing {
+    static func land(
+        _ response: TransportResponse, request: HTTPRequest, api: some API, service: Service, attempts: Int
+    ) -> Result<RawResponse, RunwayError> {
+        let status = response.head.status
+        guard status.kind == .successful else {
+            return .failure(.httpStatus(code: status.code, body: response.body))
+        }
+        var json: JSON?
+        if api.responseFormat == .json {
+            guard !response.body.isEmpty, status != .noContent else { return .failure(.noContent) }
+            do {
+                json = try JSONParser.parse(response.body)
+            } catch {
+                return .failure(.invalidResponse(reason: "the body is not JSON: \(error.reason) at byte \(error.offset)"))
+            }
+        }
+        let raw = RawResponse(
+            api: api, request: request, response: response.head, body: response.body, json: json, attempts: attempts)
+        do {
+            try service.convention.check(raw)
+        } catch {
+            return .failure(error)
+        }
+        do {
+            try api.responseValidator.validate(raw)
+        } catch {
+            return .failure(.invalidResponse(reason: error.reason))
+        }
+        return .success(raw)
+    }
+
+    /// The wait a `Retry-After` field asks for, when it is a number of seconds.
+    static func retryAfter(in head: HTTPResponse) -> Duration? {
+        guard let text = head.headerFields[.retryAfter], let seconds = Int(text.trimmingCharacters(in: .whitespaces)),
+            seconds >= 0
+        else { return nil }
+        return .seconds(seconds)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+
+/// A request ready for the signer and the transport.
+struct PreparedRequest: Sendable {
+    var head: HTTPRequest
+    var body: Data?
+}
+
+/// Builds the `HTTPRequest` of one attempt from service + API + params: the only place that does.
+enum RequestBuilder {
+    /// Characters an API path may carry as they are; others are percent-encoded.
+    private static let pathAllowed: Set<UInt8> = Set(
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%".utf8)
+    )
+
+    static func build(api: some API, service: Service, params: Parameters) throws(RunwayError) -> PreparedRequest {
+        let base = try baseURL(of: service)
+        var merged = service.commonParams
+        merged.merge(params) { _, own in own }
+
+        let method = api.method
+        let inQuery: Bool
+        switch api.paramEncoding {
+        case .automatic: inQuery = method == .get || method == .head || method == .delete
+        case .query: inQuery = true
+        case .json, .form: inQuery = false
+        }
+
+        var path = base.path + "/" + encodePath(api.path)
+        var body: Data?
+        var contentType: String?
+        if inQuery {
+            let query = try QueryEncoder.encode(merged)
+            if !query.isEmpty { path += "?" + query }
+        } else if api.paramEncoding == .form {
+            body = Data(try QueryEncoder.encode(merged).utf8)
+            contentType = "application/x-www-form-urlencoded; charset=utf-8"
+        } else {
+            do { body = try JSON.object(merged).encoded() } catch {
+                throw .paramsUnencodable(reason: error.reason)
+            }
+            contentType = "application/json"
+        }
+
+        var head = HTTPRequest(method: method, scheme: base.scheme, authority: base.authority, path: path)
+        head.headerFields = service.commonHeaders
+        for field in api.headers {
+            head.headerFields[fields: field.name] = []
+        }
+        head.headerFields.append(contentsOf: api.headers)
+        if let contentType { head.headerFields[.contentType] = contentType }
+        if api.responseFormat == .json, head.headerFields[.accept] == nil {
+            head.headerFields[.accept] = "application/json"
+        }
+        if head.headerFields[.userAgent] == nil { head.headerFields[.userAgent] = "Runway/1" }
+        return PreparedRequest(head: head, body: body)
+    }
+
+    /// The parts of a base URL, checked: an http or https scheme and a host are required.
+    struct BaseURL {
+        var scheme: String
+        var authority: String
+        var path: String
+    }
+
+    static func baseURL(of service: Service) throws(RunwayError) -> BaseURL {
+        guard let text = service.baseURL else {
+            throw .invalidRequest(reason: "service \"\(service.id)\" has no base URL for \(service.environment)")
+        }
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+        else {
+            throw .invalidRequest(reason: "base URL \"\(text)\" has no http or https scheme")
+        }
+        guard let host = components.percentEncodedHost, !host.isEmpty else {
+            throw .invalidRequest(reason: "base URL \"\(text)\" has no host")
+        }
+        guard components.percentEncodedQuery == nil, components.percentEncodedFragment == nil,
+            components.user == nil
+        else {
+            throw .invalidRequest(reason: "base URL \"\(text)\" may hold only scheme, host, port and path")
+        }
+        let authority = components.port.map { "\(host):\($0)" } ?? host
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        return BaseURL(scheme: scheme, authority: authority, path: path)
+    }
+
+    /// The API path without its leading slashes, with bytes no path may hold percent-encoded.
+    static func encodePath(_ path: String) -> String {
+        let trimmed = path.drop(while: { $0 == "/" })
+        var output = ""
+        for byte in trimmed.utf8 {
+            if pathAllowed.contains(byte) {
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                output += String(format: "%%%02X", byte)
+            }
+        }
+        return output
+    }
+}

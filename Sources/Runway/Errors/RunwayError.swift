@@ -1,0 +1,73 @@
+import Foundation
+
+/// Every way a Runway call can fail, as one typed error.
+///
+/// Delegates and `async` callers receive exactly this type, so a `switch` over it is exhaustive
+/// and each case carries what is needed to react: the validator's reason, the HTTP status and
+/// body, the business code and message from the service's convention.
+///
+/// For example:
+///
+/// ```swift
+/// do {
+///     let rows = try await manager.load(reformedBy: ListingRowsReformer())
+/// } catch .business(let code, let message) {
+///     showBanner(message)
+/// } catch {
+///     showBanner(error.localizedMessage())
+/// }
+/// ```
+public enum RunwayError: Error, Sendable, Hashable {
+    /// The params validator refused the params; nothing left the device.
+    case paramsInvalid(reason: String)
+    /// The params cannot be written as a query, form or JSON body (for example `NaN`, or an
+    /// object inside a query); nothing left the device.
+    case paramsUnencodable(reason: String)
+    /// The request could not be built: a base URL without a scheme or host, an unknown
+    /// service, a path that is not a path.
+    case invalidRequest(reason: String)
+    /// An interceptor's `shouldCall` vetoed the load; nothing left the device.
+    case vetoed(reason: String)
+    /// The server answered with a status outside 2xx; the body is kept for diagnosis.
+    case httpStatus(code: Int, body: Data)
+    /// The service's response convention reported a business error.
+    case business(code: Int, message: String)
+    /// The body is not what the API expects: not JSON, or refused by the response validator.
+    case invalidResponse(reason: String)
+    /// A 2xx response with an empty body where the API expects content.
+    case noContent
+    /// No complete response arrived within the API's timeout.
+    case timeout
+    /// The server could not be reached: connection refused, host unreachable, name not found.
+    case noNetwork(reason: NoNetworkReason)
+    /// The connection broke after the request was sent, before the response was complete.
+    case connectionLost
+    /// The load was cancelled: by the caller, by a newer load under the
+    /// ``RequestStrategy/cancelInFlight`` strategy, or by the caller's task.
+    case cancelled
+    /// The transport failed in a way none of the other cases describe.
+    case transport(description: String)
+
+    /// Why the server could not be reached.
+    public enum NoNetworkReason: String, Sendable, Hashable {
+        /// The host answered but nothing listens on the port.
+        case connectionRefused
+        /// No route to the host, or the device is offline.
+        case unreachable
+        /// The host name could not be resolved.
+        case dnsFailure
+    }
+
+    /// Whether this is a cancellation, which a delegate usually ignores rather than shows.
+    public var isCancellation: Bool { self == .cancelled }
+
+    /// Whether trying the same request again may succeed: a 408 or 5xx status, a timeout, or a
+    /// connection that could not be made or was lost.
+    public var isTransient: Bool {
+        switch self {
+        case .httpStatus(let code, _): return code == 408 || (500...599).contains(code)
+        case .noNetwork, .connectionLost, .timeout: return true
+        default: return false
+        }
+    }
+}

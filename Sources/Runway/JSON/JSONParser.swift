@@ -1,0 +1,248 @@
+import Foundation
+
+/// A strict RFC 8259 parser from UTF-8 bytes straight into ``JSON``.
+///
+/// Parsing is the largest client cost per request, so the engine parses once, off the main actor,
+/// straight into the value type the manager keeps: no `JSONSerialization` objects to bridge and
+/// walk afterwards. Nesting is capped so hostile input cannot exhaust the stack.
+struct JSONParser {
+    /// The deepest nesting of arrays and objects accepted.
+    static let maximumDepth = 512
+
+    /// Why a body is not JSON, with the byte offset where parsing stopped.
+    struct Failure: Error, Equatable {
+        var reason: String
+        var offset: Int
+    }
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private var depth = 0
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Parses one JSON text; white space may surround it, nothing else may follow it.
+    static func parse(_ data: Data) throws(Failure) -> JSON {
+        var parser = JSONParser(bytes: [UInt8](data))
+        parser.skipWhitespace()
+        let value = try parser.parseValue()
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else {
+            throw Failure(reason: "unexpected data after the JSON value", offset: parser.index)
+        }
+        return value
+    }
+
+    private func fail(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue() throws(Failure) -> JSON {
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func expect(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("unexpected end of input") }
+        let matches = word.withUTF8Buffer { expected in
+            expected.elementsEqual(bytes[index..<(index + count)])
+        }
+        guard matches else { throw fail("invalid literal") }
+        index += count
+    }
+
+    private mutating func enterContainer() throws(Failure) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth)") }
+    }
+
+    private mutating func parseObject() throws(Failure) -> JSON {
+        try enterContainer()
+        defer { depth -= 1 }
+        index += 1
+        var members: [String: JSON] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    private mutating func parseArray() throws(Failure) -> JSON {
+        try enterContainer()
+        defer { depth -= 1 }
+        index += 1
+        var elements: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    private mutating func parseString() throws(Failure) -> String {
+        index += 1  // opening quote
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = bytes[start..<index]
+                index += 1
+                guard let text = String(validating: slice, as: UTF8.self) else {
+                    throw Failure(reason: "invalid UTF-8 in string", offset: start)
+                }
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in string") }
+            index += 1
+        }
+        var scalars = [UInt8](bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let text = String(validating: scalars, as: UTF8.self) else {
+                    throw Failure(reason: "invalid UTF-8 in string", offset: start)
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append(0x22)
+                case UInt8(ascii: "\\"): scalars.append(0x5C)
+                case UInt8(ascii: "/"): scalars.append(0x2F)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    let scalar = try parseUnicodeEscape()
+                    scalars.append(contentsOf: String(Character(scalar)).utf8)
+                default: throw fail("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw fail("control character in string") }
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    private mutating func parseHex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("unexpected end of input") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseUnicodeEscape() throws(Failure) -> Unicode.Scalar {
+        let first = try parseHex4()
+        if (0xD800...0xDBFF).contains(first) {
+            guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw fail("unpaired surrogate") }
+            index += 2
+            let second = try parseHex4()
+            guard (0xDC00...0xDFFF).contains(second) else { throw fail("unpaired surrogate") }
+            let combined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            guard let scalar = Unicode.Scalar(combined) else { throw fail("invalid \\u escape") }
+            return scalar
+        }
+        guard let scalar = Unicode.Scalar(first) else { throw fail("unpaired surrogate") }
+        return scalar
+    }
+
+    private mutating func parseNumber() throws(Failure) -> JSON {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(bytes[index]) {
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        } else {
+            throw fail("invalid number")
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            let digits = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > digits else { throw fail("invalid number") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let digits = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > digits else { throw fail("invalid number") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let value = Int(text) { return .int(value) }
+        guard let value = Double(text), value.isFinite else {
+            throw Failure(reason: "number out of range", offset: start)
+        }
+        return .double(value)
+    }
+}

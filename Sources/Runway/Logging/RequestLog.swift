@@ -1,0 +1,56 @@
+import HTTPTypes
+import Logging
+
+/// The one log line a request gets when its load ends.
+///
+/// Header fields (where authorization, cookies and signatures travel) are never written, and
+/// query values whose names say token, sign, password, secret or key are redacted.
+struct RequestLog {
+    /// Name parts that mark a query param as secret: `access_token`, `sign`, `api-key`, ….
+    static let sensitiveNameParts: Set<String> = [
+        "token", "sign", "signature", "password", "passwd", "secret", "key", "auth", "session", "sid",
+    ]
+
+    static func isSensitive(name: String) -> Bool {
+        name.lowercased().split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == "." })
+            .contains { sensitiveNameParts.contains(String($0)) }
+    }
+
+    /// The path with the values of sensitive query params replaced by `<redacted>`.
+    static func redactedPath(_ path: String) -> String {
+        guard let mark = path.firstIndex(of: "?") else { return path }
+        let query = path[path.index(after: mark)...].split(separator: "&").map { pair -> String in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard let name = parts.first, isSensitive(name: String(name)) else { return String(pair) }
+            return "\(name)=<redacted>"
+        }
+        return path[..<mark] + "?" + query.joined(separator: "&")
+    }
+
+    static func write(
+        to logger: Logger, loadID: LoadID, service: ServiceID, apiName: String, request: HTTPRequest?,
+        method: HTTPRequest.Method, result: Result<RawResponse, RunwayError>, status: Int?, bytes: Int,
+        attempts: Int, duration: Duration
+    ) {
+        let milliseconds = Double(duration.components.seconds) * 1000
+            + Double(duration.components.attoseconds) / 1e15
+        let outcome: String
+        let level: Logger.Level
+        switch result {
+        case .success: outcome = "success"; level = .info
+        case .failure(.cancelled): outcome = "cancelled"; level = .info
+        case .failure(let error): outcome = "failure: \(error.messageKey)"; level = .notice
+        }
+        let statusText = status.map(String.init) ?? "-"
+        let target = request.map { "\($0.scheme ?? "")://\($0.authority ?? "")\(redactedPath($0.path ?? ""))" } ?? "-"
+        logger.log(
+            level: level,
+            "\(loadID) \(service)/\(apiName) \(method.rawValue) \(target) \(statusText) \(String(format: "%.1f", milliseconds))ms \(bytes)B \(outcome)",
+            metadata: [
+                "runway.load": "\(loadID)", "runway.service": "\(service)", "runway.api": "\(apiName)",
+                "http.method": "\(method.rawValue)", "http.status": "\(statusText)",
+                "runway.duration_ms": "\(String(format: "%.1f", milliseconds))", "runway.bytes": "\(bytes)",
+                "runway.attempts": "\(attempts)", "runway.outcome": "\(outcome)",
+            ])
+    }
+}

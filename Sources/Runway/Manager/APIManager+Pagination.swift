@@ -1,0 +1,79 @@
+extension APIManager where Endpoint: PagedAPI {
+    /// Whether the last page has landed; ``loadNextPage()`` then does nothing.
+    public var isLastPage: Bool { paging.isLastPage }
+
+    /// The last page that landed, `nil` before the first.
+    public var currentPage: PageRequest? { paging.current }
+
+    /// Loads the first page, resetting the bookkeeping (pull to refresh, new filters).
+    ///
+    /// A page load still in flight is cancelled and delivered as ``RunwayError/cancelled``.
+    ///
+    /// - parameter params: The listing's params (filters), sent with every page; `nil` asks the
+    ///   ``paramSource``.
+    /// - returns: The load's identifier.
+    @discardableResult
+    public func loadFirstPage(with params: Parameters? = nil) -> LoadID? {
+        resetPaging(params)
+        return startPage(api.firstPage, notifiesDelegate: true, waiter: nil)
+    }
+
+    /// Loads the page after the last one that landed.
+    ///
+    /// - returns: `nil`, doing nothing, when the last page has landed or a page is already in
+    ///   flight (so overlapping calls neither skip nor repeat a page).
+    @discardableResult
+    public func loadNextPage() -> LoadID? {
+        guard paging.started else { return loadFirstPage() }
+        guard paging.loading == nil, !paging.isLastPage, let next = paging.next else { return nil }
+        return startPage(next, notifiesDelegate: true, waiter: nil)
+    }
+
+    /// Loads the first page and returns it; see ``loadFirstPage(with:)``.
+    @discardableResult
+    public func loadFirstPage(with params: Parameters? = nil) async throws(RunwayError) -> RawResponse {
+        resetPaging(params)
+        let waiter = Waiter()
+        startPage(api.firstPage, notifiesDelegate: false, waiter: waiter)
+        return try await wait(for: waiter).get()
+    }
+
+    /// Loads the next page and returns it; `nil` when there is none to load or one is in flight.
+    @discardableResult
+    public func loadNextPage() async throws(RunwayError) -> RawResponse? {
+        guard paging.started else { return try await loadFirstPage() as RawResponse }
+        guard paging.loading == nil, !paging.isLastPage, let next = paging.next else { return nil }
+        let waiter = Waiter()
+        startPage(next, notifiesDelegate: false, waiter: waiter)
+        return try await wait(for: waiter).get()
+    }
+
+    private func resetPaging(_ params: Parameters?) {
+        if let loading = paging.loading, let entry = book.finish(loading) {
+            // Superseded by the refresh: delivered as cancelled, its late landing dropped.
+            cancelAndDeliver(loading, entry)
+        }
+        paging = PagingState(next: api.firstPage, baseParams: resolve(params), started: true)
+    }
+
+    @discardableResult
+    private func startPage(_ page: PageRequest, notifiesDelegate: Bool, waiter: Waiter?) -> LoadID? {
+        var params = paging.baseParams
+        params.merge(api.params(for: page)) { _, pageValue in pageValue }
+        let api = self.api
+        var started: LoadID?
+        started = begin(
+            params: params, strategy: .allowConcurrent, notifiesDelegate: notifiesDelegate, waiter: waiter,
+            onFinish: { [weak self] result in
+                guard let self, self.paging.loading == started else { return }
+                self.paging.loading = nil
+                if case .success(let response) = result {
+                    self.paging.current = page
+                    self.paging.next = api.nextPage(after: page, response: response)
+                    self.paging.isLastPage = self.paging.next == nil
+                }
+            })
+        paging.loading = started
+        return started
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+
+/// The manager of one API: what business code holds to call it and to read its data.
+///
+/// Everything common happens in the ``Engine``; the manager adds what is per API and per owner:
+/// the params validator, interceptors, the request strategy, delivery to the weak ``delegate``
+/// or to an `async` caller, and keeping the raw response for reformers. When the manager is
+/// released mid-flight (its owner went away), its requests are cancelled on the wire and nothing
+/// is delivered.
+///
+/// For example:
+///
+/// ```swift
+/// final class ListingsViewController: APIManagerDelegate {
+///     private lazy var manager: APIManager<SecondHandListAPI> = {
+///         let manager = APIManager(SecondHandListAPI())
+///         manager.delegate = self
+///         return manager
+///     }()
+///
+///     func refresh() { manager.loadData(with: ["city": "sh"]) }
+///     // apiManagerDidSucceed / apiManagerDidFail …
+/// }
+///
+/// // or, with async:
+/// let rows = try await APIManager(SecondHandListAPI()).load(reformedBy: ListingRowsReformer())
+/// ```
+@MainActor
+public final class APIManager<Endpoint: API>: APIManaging {
+    typealias Waiter = OneShot<Result<RawResponse, RunwayError>>
+
+    /// What the manager keeps about one in-flight load.
+    struct Flight {
+        var call: CallInfo
+        /// Runs when the load ends, before delivery (pagination bookkeeping).
+        var onFinish: ((Result<RawResponse, RunwayError>) -> Void)?
+    }
+
+    /// The API this manager calls. Change it to call the same endpoint with other path values.
+    public var api: Endpoint
+    /// The engine the calls go through.
+    public let engine: Engine
+    /// Receives the outcome of every load started with ``loadData(with:)``.
+    public weak var delegate: (any APIManagerDelegate)?
+    /// Supplies params when a load is given none.
+    public weak var paramSource: (any APIManagerParamSource)?
+    public private(set) var rawResponse: RawResponse?
+    public private(set) var lastError: RunwayError?
+
+    var book = LoadBook<Waiter, Flight>()
+    var paging = PagingState()
+    private let tasks = TaskBag()
+
+    /// Creates the manager of `api`, calling through `engine`.
+    public init(_ api: Endpoint, engine: Engine = .shared) {
+        self.api = api
+        self.engine = engine
+    }
+
+    deinit {
+        tasks.cancelAll()
+    }
+
+    public var apiName: String { api.name }
+    public var isLoading: Bool { !book.isEmpty }
+
+    /// Starts a load whose outcome goes to the ``delegate``.
+    ///
+    /// The outcome is always delivered later, on the main actor, never from inside this call.
+    ///
+    /// - parameter params: The params; `nil` asks the ``paramSource`` (or sends none).
+    /// - returns: The load's identifier, or `nil` when the API's strategy
+    ///   (``RequestStrategy/ignoreNewWhileLoading``) let the in-flight load serve it instead.
+    @discardableResult
+    public func loadData(with params: Parameters? = nil) -> LoadID? {
+        begin(params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: true, waiter: nil)
+    }
+
+    /// Loads and returns the raw response; the delegate is not involved.
+    ///
+    /// Cancelling the calling task cancels the load (unless other callers wait on it too).
+    ///
+    /// - parameter params: The params; `nil` asks the ``paramSource`` (or sends none).
+    /// - throws: ``RunwayError``, exactly as a delegate would receive it.
+    @discardableResult
+    public func load(with params: Parameters? = nil) async throws(RunwayError) -> RawResponse {
+        let waiter = Waiter()
+        begin(params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter)
+        return try await wait(for: waiter).get()
+    }
+
+    /// Loads and returns the response shaped by `reformer`.
+    ///
+    /// - throws: ``RunwayError``; a reformer's own error becomes
+    ///   ``RunwayError/invalidResponse(reason:)``.
+    public func load<R: Reformer>(with params: Parameters? = nil, reformedBy reformer: R) async throws(RunwayError)
+        -> R.Output
+    {
+        try await Self.reform(try await load(with: params), with: reformer)
+    }
+
+    public func fetchData() -> JSON? { rawResponse?.json }
+
+    /// The last successful response shaped by `reformer`, which runs off the main actor.
+    ///
+    /// - throws: ``RunwayError/noContent`` before any load succeeded;
+    ///   ``RunwayError/invalidResponse(reason:)`` when the reformer fails.
+    public func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
+        guard let rawResponse else { throw .noContent }
+        return try await Self.reform(rawResponse, with: reformer)
+    }
+
+    public func cancelAllRequests() {
+        for (id, entry) in book.finishAll() { cancelAndDeliver(id, entry) }
+    }
+
+    /// Cancels the task of a load already finished in the book and delivers it as cancelled.
+    func cancelAndDeliver(_ id: LoadID, _ entry: LoadBook<Waiter, Flight>.Entry) {
+        tasks.cancel(id)
+        deliverLater(entry, .failure(.cancelled))
+    }
+
+    // MARK: - The way of one load
+
+    func resolve(_ params: Parameters?) -> Parameters {
+        params ?? paramSource?.params(for: self) ?? [:]
+    }
+
+    /// Validator, interceptors' veto, strategy, then the engine: the manager's half of a load.
+    @discardableResult
+    func begin(
+        params: Parameters, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
+        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
+    ) -> LoadID? {
+        let id = LoadID.next()
+        let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
+        let flight = Flight(call: call, onFinish: onFinish)
+        let entry = LoadBook<Waiter, Flight>.Entry(
+            context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? [])
+        let interceptors = self.interceptors
+
+        do {
+            try api.paramsValidator.validate(params)
+        } catch {
+            deliverLater(entry, .failure(.paramsInvalid(reason: error.reason)))
+            return id
+        }
+        for interceptor in interceptors {
+            if case .veto(let reason) = interceptor.shouldCall(call) {
+                deliverLater(entry, .failure(.vetoed(reason: reason)))
+                return id
+            }
+        }
+
+        let (admission, superseded) = book.admit(
+            id, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter)
+        guard case .start = admission else { return nil }
+        for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
+
+        let engine = self.engine
+        let api = self.api
+        let task = Task { [weak self] in
+            let result = await engine.perform(api, params: params, loadID: id)
+            self?.land(id, result)
+        }
+        tasks.insert(task, for: id)
+        for interceptor in interceptors { interceptor.afterCall(call) }
+        return id
+    }
+
+    /// The engine's outcome reached the main actor.
+    private func land(_ id: LoadID, _ result: Result<RawResponse, RunwayError>) {
+        tasks.remove(id)
+        guard let entry = book.finish(id) else { return }  // already delivered as cancelled
+        for interceptor in interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
+        deliver(entry, result)
+    }
+
+    /// Delivers on a later turn of the main actor, so that no outcome arrives from inside the
+    /// call that started the load; nothing is delivered if the manager is gone by then.
+    private func deliverLater(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
+        let id = LoadID.next()
+        let task = Task { [weak self] in
+            guard let self else { return }
+            self.tasks.remove(id)
+            self.deliver(entry, result)
+        }
+        tasks.insert(task, for: id)
+    }
+
+    private func deliver(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
+        let call = entry.context.call
+        let interceptors = self.interceptors
+        entry.context.onFinish?(result)
+        switch result {
+        case .success(let response):
+            rawResponse = response
+            lastError = nil
+            for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
+            if entry.notifiesDelegate { delegate?.apiManagerDidSucceed(self) }
+            for waiter in entry.waiters { waiter.resolve(result) }
+            for interceptor in interceptors { interceptor.afterPerformSuccess(call, response: response) }
+        case .failure(let error):
+            lastError = error
+            for interceptor in interceptors { interceptor.beforePerformFailure(call, error: error) }
+            if entry.notifiesDelegate { delegate?.apiManagerDidFail(self, error: error) }
+            for waiter in entry.waiters { waiter.resolve(result) }
+            for interceptor in interceptors { interceptor.afterPerformFailure(call, error: error) }
+        }
+    }
+
+    /// Waits for `waiter`; a cancelled caller stops waiting at once, and its load is cancelled
+    /// when nobody else waits for it.
+    func wait(for waiter: Waiter) async -> Result<RawResponse, RunwayError> {
+        await withTaskCancellationHandler {
+            await waiter.value
+        } onCancel: {
+            waiter.resolve(.failure(.cancelled))
+            Task { @MainActor [weak self] in self?.abandon(waiter) }
+        }
+    }
+
+    private func abandon(_ waiter: Waiter) {
+        guard let id = book.abandon(where: { $0 === waiter }), let entry = book.finish(id) else { return }
+        cancelAndDeliver(id, entry)
+    }
+
+    /// The service's interceptors, then the API's.
+    var interceptors: [any Interceptor] {
+        (engine.service(api.service)?.interceptors ?? []) + api.interceptors
+    }
+
+    /// Runs `reformer` off the main actor.
+    @concurrent
+    nonisolated static func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError)
+        -> R.Output
+    {
+        do {
+            return try reformer.reform(response)
+        } catch let error as RunwayError {
+            throw error
+        } catch {
+            throw .invalidResponse(reason: "\(type(of: reformer)) could not reform the response: \(error)")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+/// The bookkeeping of a manager's in-flight loads: which fly, who waits for each, and what a
+/// new load does under the API's ``RequestStrategy``.
+///
+/// A plain state machine: it does no I/O and returns what the manager must do, so every rule
+/// (exactly one delivery per load, strategies, cancellation) is unit-tested on its own.
+struct LoadBook<Waiter, Context> {
+    /// One in-flight load.
+    struct Entry {
+        /// What the manager keeps about the load (its call, its page).
+        var context: Context
+        /// Whether the delegate receives this load's outcome (`loadData`), or only waiters (`load`).
+        var notifiesDelegate: Bool
+        /// The awaiting callers.
+        var waiters: [Waiter]
+    }
+
+    /// What the manager must do for a new load.
+    enum Admission: Equatable {
+        /// Send the load; first deliver ``RunwayError/cancelled`` to, and cancel, these loads.
+        case start(cancelling: [LoadID])
+        /// Do not send: the in-flight load `LoadID` serves this one.
+        case join(LoadID)
+    }
+
+    private(set) var entries: [LoadID: Entry] = [:]
+    /// Start order, so that "the in-flight load" is well defined.
+    private(set) var order: [LoadID] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+    var inFlight: [LoadID] { order }
+
+    /// Admits load `id` under `strategy`.
+    ///
+    /// For ``Admission/start(cancelling:)`` the new load is recorded, and the loads it
+    /// supersedes are finished and handed back: the caller delivers ``RunwayError/cancelled`` to
+    /// them. For ``Admission/join(_:)`` the waiter (if any) joins the in-flight load.
+    mutating func admit(
+        _ id: LoadID, context: Context, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?
+    ) -> (Admission, cancelled: [(LoadID, Entry)]) {
+        switch strategy {
+        case .ignoreNewWhileLoading:
+            if let current = order.first {
+                if let waiter { entries[current]?.waiters.append(waiter) }
+                return (.join(current), [])
+            }
+        case .cancelInFlight:
+            let superseded = order.compactMap { old in finish(old).map { (old, $0) } }
+            record(id, context: context, notifiesDelegate: notifiesDelegate, waiter: waiter)
+            return (.start(cancelling: superseded.map(\.0)), superseded)
+        case .allowConcurrent:
+            break
+        }
+        record(id, context: context, notifiesDelegate: notifiesDelegate, waiter: waiter)
+        return (.start(cancelling: []), [])
+    }
+
+    private mutating func record(_ id: LoadID, context: Context, notifiesDelegate: Bool, waiter: Waiter?) {
+        entries[id] = Entry(context: context, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? [])
+        order.append(id)
+    }
+
+    /// Ends load `id`, handing back who must receive its outcome; `nil` when it already ended
+    /// (so its outcome must be dropped: it was delivered as cancelled).
+    mutating func finish(_ id: LoadID) -> Entry? {
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        order.removeAll { $0 == id }
+        return entry
+    }
+
+    /// Removes every load, handing back all of them to be delivered as cancelled.
+    mutating func finishAll() -> [(LoadID, Entry)] {
+        let all = order.compactMap { id in entries[id].map { (id, $0) } }
+        entries.removeAll()
+        order.removeAll()
+        return all
+    }
+}
+
+extension LoadBook {
+    /// Removes `waiter` from whichever load it waits on.
+    ///
+    /// - returns: The load to cancel, when that load now has nobody left to deliver to.
+    mutating func abandon(where matches: (Waiter) -> Bool) -> LoadID? {
+        for id in order {
+            guard var entry = entries[id], entry.waiters.contains(where: matches) else { continue }
+            entry.waiters.removeAll(where: matches)
+            entries[id] = entry
+            return entry.waiters.isEmpty && !entry.notifiesDelegate ? id : nil
+        }
+        return nil
+    }
+}

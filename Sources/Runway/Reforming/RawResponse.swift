@@ -1,0 +1,39 @@
+import Foundation
+public import HTTPTypes
+
+/// A landed response as the manager keeps it: the bytes, the HTTP response, and the JSON when
+/// the API expects JSON.
+///
+/// Reformers read it to make what one view needs. ``api`` tells which API it came from, so one
+/// reformer can normalise several APIs whose bodies use different keys.
+public struct RawResponse: Sendable {
+    /// The API that was called.
+    public let api: any API
+    /// The request as sent on the last attempt (signature headers included).
+    public let request: HTTPRequest
+    /// The HTTP response head.
+    public let response: HTTPResponse
+    /// The body bytes, exactly as received (after content decoding).
+    public let body: Data
+    /// The body parsed once at landing, when the API's format is ``ResponseFormat/json``.
+    public let json: JSON?
+    /// How many attempts the load took, 1 when the first succeeded.
+    public let attempts: Int
+
+    /// Creates a response; the engine does this at landing, and stub-based tests may too.
+    public init(api: any API, request: HTTPRequest, response: HTTPResponse, body: Data, json: JSON?, attempts: Int = 1) {
+        self.api = api
+        self.request = request
+        self.response = response
+        self.body = body
+        self.json = json
+        self.attempts = attempts
+    }
+
+    /// The HTTP status.
+    public var status: HTTPResponse.Status { response.status }
+
+    /// The `data` member of a `{"code":…,"data":…}` envelope, or the whole JSON when there is
+    /// none.
+    public var payload: JSON? { json?["data"] ?? json }
+}

@@ -1,0 +1,28 @@
+import Foundation
+public import HTTPTypes
+
+/// Signs a request just before it is sent, so the server can tell it comes from the real app.
+///
+/// The engine calls the service's signer once per attempt, after the request is fully built
+/// (common params and headers included), so retries carry a fresh signature. Signers add header
+/// fields; they must not change the method, path or body they sign.
+public protocol RequestSigner: Sendable {
+    /// Adds the signature to `request`.
+    ///
+    /// - parameters:
+    ///   - request: The request to sign; add header fields to it.
+    ///   - body: The exact body bytes that will be sent, or `nil`.
+    ///   - context: The API's name and the service, which some signatures include.
+    /// - throws: Any error; the engine reports it as ``RunwayError/invalidRequest(reason:)``.
+    func sign(_ request: inout HTTPRequest, body: Data?, context: SigningContext) throws
+}
+
+/// What a signer may include beyond the request itself.
+public struct SigningContext: Sendable {
+    /// The API's name, as ``API/name`` gives it.
+    public var apiName: String
+    /// The service the request goes to.
+    public var service: ServiceID
+    /// The attempt number, 1 for the first try.
+    public var attempt: Int
+}

@@ -1,0 +1,74 @@
+import Foundation
+public import HTTPTypes
+
+/// One API provider: its base URLs per environment, what every call to it carries, and how it
+/// reports business errors.
+///
+/// An app registers each service it talks to with its ``Engine``; each ``API`` names its
+/// service by ``ServiceID``. Several services can be registered at once, each in its own
+/// environment.
+///
+/// For example:
+///
+/// ```swift
+/// let listings = Service(
+///     id: .listings,
+///     environment: .release,
+///     baseURLs: [.develop: "http://127.0.0.1:8080", .release: "https://api.example.com/v2"],
+///     commonParams: ["app_version": "5.1"],
+///     convention: .codeEnvelope()
+/// )
+/// Engine.shared.register(listings)
+/// ```
+public struct Service: Sendable {
+    /// The identifier APIs use to name this service.
+    public var id: ServiceID
+    /// The environment whose base URL is in use.
+    public var environment: Environment
+    /// The base URL of each environment: scheme, host, optional port and path prefix.
+    public var baseURLs: [Environment: String]
+    /// Header fields every request to this service carries (an API's own fields win).
+    public var commonHeaders: HTTPFields
+    /// Params every request to this service carries (a load's own params win).
+    public var commonParams: [String: JSON]
+    /// Signs every request to this service; `nil` sends unsigned requests.
+    public var signer: (any RequestSigner)?
+    /// How this service reports success and business errors in a 2xx body.
+    public var convention: any ResponseConvention
+    /// Interceptors that run for every API of this service, before the API's own.
+    public var interceptors: [any Interceptor]
+
+    /// Creates a service.
+    ///
+    /// - parameters:
+    ///   - id: The identifier APIs name.
+    ///   - environment: The environment to use; defaults to ``Environment/release``.
+    ///   - baseURLs: A base URL per environment.
+    ///   - commonHeaders: Header fields sent with every request.
+    ///   - commonParams: Params sent with every request.
+    ///   - signer: The request signer, if the service checks signatures.
+    ///   - convention: How 2xx bodies report business errors; defaults to status only.
+    ///   - interceptors: Interceptors for every API of the service.
+    public init(
+        id: ServiceID,
+        environment: Environment = .release,
+        baseURLs: [Environment: String],
+        commonHeaders: HTTPFields = [:],
+        commonParams: [String: JSON] = [:],
+        signer: (any RequestSigner)? = nil,
+        convention: any ResponseConvention = StatusOnlyConvention(),
+        interceptors: [any Interceptor] = []
+    ) {
+        self.id = id
+        self.environment = environment
+        self.baseURLs = baseURLs
+        self.commonHeaders = commonHeaders
+        self.commonParams = commonParams
+        self.signer = signer
+        self.convention = convention
+        self.interceptors = interceptors
+    }
+
+    /// The base URL of the current environment.
+    public var baseURL: String? { baseURLs[environment] }
+}

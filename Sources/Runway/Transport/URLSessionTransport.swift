@@ -1,0 +1,117 @@
+import Foundation
+import HTTPTypes
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// The transport over `URLSession`: the one for Apple platforms, and it works on Linux too.
+///
+/// URLSession brings HTTP/2, connection reuse, gzip decoding and the system's proxy and trust
+/// settings. Cancelling the calling task cancels the data task on the wire.
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+
+    /// Creates the transport over `session` (default: an ephemeral session, so nothing of it is
+    /// written to disk; Runway's own cache layer decides what is kept).
+    public init(session: URLSession = URLSession(configuration: .ephemeral)) {
+        self.session = session
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let urlRequest = try Self.urlRequest(for: request)
+        let handle = DataTaskHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: Self.classify(error))
+                        return
+                    }
+                    guard let http = response as? HTTPURLResponse else {
+                        continuation.resume(throwing: RunwayError.transport(description: "the response is not HTTP"))
+                        return
+                    }
+                    continuation.resume(returning: TransportResponse(head: Self.head(of: http), body: data ?? Data()))
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+
+    static func urlRequest(for request: TransportRequest) throws(RunwayError) -> URLRequest {
+        guard let url = request.head.url else {
+            throw .invalidRequest(reason: "the request has no valid URL")
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.head.method.rawValue
+        urlRequest.timeoutInterval = Double(request.timeout.components.seconds) + 1
+        for field in request.head.headerFields {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+        }
+        urlRequest.httpBody = request.body
+        return urlRequest
+    }
+
+    static func head(of response: HTTPURLResponse) -> HTTPResponse {
+        var fields = HTTPFields()
+        for (name, value) in response.allHeaderFields {
+            guard let name = name as? String, let value = value as? String, let fieldName = HTTPField.Name(name) else {
+                continue
+            }
+            // The response is already decoded; drop the encoding and length of the wire bytes.
+            if fieldName == .contentEncoding || fieldName == .contentLength { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        return HTTPResponse(status: .init(code: response.statusCode), headerFields: fields)
+    }
+
+    static func classify(_ error: any Error) -> RunwayError {
+        guard let urlError = error as? URLError else {
+            return .transport(description: String(describing: error))
+        }
+        switch urlError.code {
+        case .cancelled: return .cancelled
+        case .timedOut: return .timeout
+        case .cannotConnectToHost: return .noNetwork(reason: .connectionRefused)
+        case .cannotFindHost, .dnsLookupFailed: return .noNetwork(reason: .dnsFailure)
+        case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed:
+            return .noNetwork(reason: .unreachable)
+        case .networkConnectionLost: return .connectionLost
+        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
+            return .invalidResponse(reason: urlError.localizedDescription)
+        default: return .transport(description: "URLError \(urlError.code.rawValue)")
+        }
+    }
+}
+
+/// Holds a data task so that a cancellation arriving before or after it starts cancels it.
+private final class DataTaskHandle: Sendable {
+    private enum State {
+        case waiting
+        case running(URLSessionDataTask)
+        case cancelled
+    }
+
+    private let state = Locked<State>(.waiting)
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelledEarly = state.withLock { state -> Bool in
+            if case .cancelled = state { return true }
+            state = .running(task)
+            return false
+        }
+        if cancelledEarly { task.cancel() }
+        task.resume()
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            defer { state = .cancelled }
+            if case .running(let task) = state { return task }
+            return nil
+        }
+        task?.cancel()
+    }
+}

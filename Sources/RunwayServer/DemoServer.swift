@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
+/// Hummingbird, bound to 127.0.0.1 on an ephemeral port.
+///
+/// For example:
+///
+/// ```swift
+/// let server = try await DemoServer.start()
+/// defer { Task { await server.stop() } }
+/// print(server.baseURL)  // http://127.0.0.1:54321
+/// ```
+public final class DemoServer: Sendable {
+    /// The port the server listens on.
+    public let port: Int
+    /// What the server saw.
+    public let probe: ServerProbe
+    private let running: Task<Void, any Error>
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private init(port: Int, probe: ServerProbe, running: Task<Void, any Error>) {
+        self.port = port
+        self.probe = probe
+        self.running = running
+    }
+
+    /// Starts the server and returns once it accepts connections.
+    ///
+    /// - parameter logLevel: The server's own log level; quiet by default.
+    /// - throws: When the server cannot bind.
+    public static func start(logLevel: Logger.Level = .critical) async throws -> DemoServer {
+        let probe = ServerProbe()
+        let router = Router()
+        ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
+        FaultRoutes.add(to: router, probe: probe)
+        var logger = Logger(label: "runway.server")
+        logger.logLevel = logLevel
+
+        let (ports, portSink) = AsyncStream<Int?>.makeStream()
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayDemo"),
+            onServerRunning: { channel in
+                portSink.yield(channel.localAddress?.port)
+                portSink.finish()
+            },
+            logger: logger
+        )
+        let running = Task {
+            defer { portSink.finish() }
+            try await app.runService(gracefulShutdownSignals: [])
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() ?? nil else {
+            running.cancel()
+            _ = await running.result
+            throw DemoServerError.couldNotBind
+        }
+        return DemoServer(port: port, probe: probe, running: running)
+    }
+
+    /// Stops the server and waits until it has closed its connections.
+    public func stop() async {
+        running.cancel()
+        _ = await running.result
+    }
+}
+
+/// Why the demo server did not start.
+public enum DemoServerError: Error, Sendable {
+    /// It could not bind 127.0.0.1.
+    case couldNotBind
+}

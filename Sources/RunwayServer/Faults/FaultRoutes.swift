@@ -1,0 +1,112 @@
+import CompressNIO
+import Foundation
+import Hummingbird
+
+/// Routes that misbehave on purpose, so clients can be tested against every failure a real
+/// network produces.
+///
+/// - `GET /faults/not-json` — 200 with a JSON content type and an HTML body.
+/// - `GET /faults/empty` — 200 with an empty body.
+/// - `GET /faults/status/{code}` — that status with an HTML body.
+/// - `GET /faults/hang` — never answers; when the client closes the connection the probe hears it.
+/// - `GET /faults/flaky?key=&failures=&status=&retry_after=` — fails `failures` times per key
+///   with `status` (default 503, `Retry-After` when given), then succeeds with the attempt count.
+/// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
+/// - `GET /faults/gzip` — a JSON list, gzip-encoded when the client accepts gzip.
+/// - `ANY /echo/…` — the request as the server saw it: method, path, raw query, headers, body.
+enum FaultRoutes {
+    static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
+        router.get("/faults/not-json") { _, _ in
+            probe.record("/faults/not-json")
+            return JSONResponse.raw(Data("<html>not json</html>".utf8), contentType: "application/json")
+        }
+        router.get("/faults/empty") { _, _ in
+            probe.record("/faults/empty")
+            return JSONResponse.raw(Data(), contentType: "application/json")
+        }
+        router.get("/faults/status/:code") { _, context -> Response in
+            let code = context.parameters.get("code").flatMap(Int.init) ?? 500
+            probe.record("/faults/status/\(code)")
+            return JSONResponse.html("Status \(code)", status: .init(code: code))
+        }
+        router.get("/faults/hang") { request, _ -> Response in
+            probe.record("/faults/hang")
+            probe.signal(.holdStarted)
+            try await request.body.consumeWithInboundCloseHandler { _ in
+                // Hold the response until the client goes away (or the server stops).
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(3600))
+                }
+            } onInboundClosed: {
+                probe.signal(.holdClosed)
+            }
+            return JSONResponse.html("released", status: .serviceUnavailable)
+        }
+        router.get("/faults/flaky") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            let key = query["key"].map(String.init) ?? "default"
+            let failures = query["failures"].flatMap { Int(String($0)) } ?? 1
+            let status = query["status"].flatMap { Int(String($0)) } ?? 503
+            let attempt = probe.record("/faults/flaky/\(key)")
+            guard attempt > failures else {
+                var response = JSONResponse.html("try again", status: .init(code: status))
+                if let retryAfter = query["retry_after"] {
+                    response.headers[.retryAfter] = String(retryAfter)
+                }
+                return response
+            }
+            return JSONResponse.success(["attempt": attempt])
+        }
+        router.get("/faults/drop") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            let key = query["key"].map(String.init) ?? "default"
+            let failures = query["failures"].flatMap { Int(String($0)) } ?? 1
+            let attempt = probe.record("/faults/drop/\(key)")
+            guard attempt > failures else {
+                // Promise 1,000 bytes, send a few, then break the connection.
+                var headers = HTTPFields()
+                headers[.contentType] = "application/json"
+                return Response(
+                    status: .ok, headers: headers,
+                    body: ResponseBody(contentLength: 1000) { writer in
+                        try await writer.write(ByteBuffer(string: "{\"partial\":"))
+                        throw HTTPError(.internalServerError)
+                    })
+            }
+            return JSONResponse.success(["attempt": attempt])
+        }
+        router.get("/faults/gzip") { request, _ -> Response in
+            probe.record("/faults/gzip")
+            let items = (1...200).map { ["id": $0, "title": "Item number \($0) with a repetitive title"] }
+            let data = (try? JSONSerialization.data(withJSONObject: ["items": items], options: [.sortedKeys])) ?? Data()
+            let accepts = request.headers[.acceptEncoding]?.contains("gzip") ?? false
+            guard accepts else { return JSONResponse.raw(data, contentType: "application/json") }
+            var plain = ByteBuffer(bytes: data)
+            let compressed = try plain.compress(with: .gzip())
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.contentEncoding] = "gzip"
+            headers[.init("X-Uncompressed-Length")!] = String(data.count)
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
+        }
+        let echo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            probe.record("/echo")
+            let body = try await request.body.collect(upTo: 1 << 20)
+            var headers: [String: String] = [:]
+            for field in request.headers {
+                let name = field.name.canonicalName
+                headers[name] = headers[name].map { "\($0), \(field.value)" } ?? field.value
+            }
+            return JSONResponse.make([
+                "method": request.method.rawValue,
+                "path": request.uri.path,
+                "query": request.uri.query ?? "",
+                "headers": headers,
+                "body": String(decoding: body.readableBytesView, as: UTF8.self),
+            ])
+        }
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
+            router.on("/echo/**", method: method, use: echo)
+        }
+    }
+}

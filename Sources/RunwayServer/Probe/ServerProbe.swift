@@ -1,0 +1,74 @@
+import NIOConcurrencyHelpers
+
+/// What the server saw, for tests to assert on: requests per route and key, and the requests
+/// whose connection the client closed while the server held them.
+///
+/// Tests await events (a held request arrived, its connection closed) instead of sleeping.
+public final class ServerProbe: Sendable {
+    private struct State {
+        var counts: [String: Int] = [:]
+        var holdsStarted = 0
+        var holdsClosed = 0
+        var waiters: [(kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    /// Something a test can wait for.
+    public enum Event: Sendable {
+        /// A request reached the hold endpoint.
+        case holdStarted
+        /// The client closed the connection of a held request.
+        case holdClosed
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    public init() {}
+
+    /// How many requests arrived for `key` (a route, or a route plus a test's own key).
+    public func count(_ key: String) -> Int { state.withLockedValue { $0.counts[key, default: 0] } }
+
+    /// Counts one request for `key` and returns the new count.
+    @discardableResult
+    func record(_ key: String) -> Int {
+        state.withLockedValue { state in
+            state.counts[key, default: 0] += 1
+            return state.counts[key, default: 0]
+        }
+    }
+
+    func signal(_ event: Event) {
+        let ready = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            switch event {
+            case .holdStarted: state.holdsStarted += 1
+            case .holdClosed: state.holdsClosed += 1
+            }
+            let snapshot = state
+            let isReached = { (waiter: (kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)) in
+                Self.total(of: waiter.kind, in: snapshot) >= waiter.count
+            }
+            let reached = state.waiters.filter(isReached)
+            state.waiters.removeAll(where: isReached)
+            return reached.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    private static func total(of event: Event, in state: State) -> Int {
+        switch event {
+        case .holdStarted: return state.holdsStarted
+        case .holdClosed: return state.holdsClosed
+        }
+    }
+
+    /// Waits until `event` has happened `count` times in all.
+    public func wait(for event: Event, count: Int = 1) async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLockedValue { state -> Bool in
+                if Self.total(of: event, in: state) >= count { return true }
+                state.waiters.append((event, count, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
