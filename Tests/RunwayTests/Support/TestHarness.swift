@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+import Logging
+import Runway
+import RunwayExamples
+import RunwayNIO
+import RunwayServer
+
+/// The transports every HTTP-level test runs against.
+enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    var testDescription: String { rawValue }
+}
+
+import Testing
+
+extension ServiceID {
+    static let test: ServiceID = "test"
+}
+
+/// A test API whose every policy is a stored property, so each test states exactly what it needs.
+struct TestAPI: API {
+    var service: ServiceID = .test
+    var path: String
+    var method: HTTPRequest.Method = .get
+    var name: String = "TestAPI"
+    var paramEncoding: ParamEncoding = .automatic
+    var timeout: Duration = .seconds(20)
+    var requestStrategy: RequestStrategy = .allowConcurrent
+    var retryPolicy: RetryPolicy = .never
+    var headers: HTTPFields = [:]
+    var responseFormat: ResponseFormat = .json
+    var paramsValidator: any ParamsValidator = AcceptAllParams()
+    var responseValidator: any ResponseValidator = AcceptAllResponses()
+    var interceptors: [any Interceptor] = []
+}
+
+/// A running demo server, an engine over the chosen transport, and the captured log.
+struct Harness {
+    let server: DemoServer
+    let engine: Engine
+    let log: LogCapture
+
+    var probe: ServerProbe { server.probe }
+
+    /// Registers the plain test service (status-only convention) and the listing service.
+    func registerServices(signer: (any RequestSigner)? = nil, interceptors: [any Interceptor] = []) {
+        engine.register(
+            Service(
+                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer,
+                interceptors: interceptors))
+        engine.register(listingService(baseURL: server.baseURL))
+    }
+}
+
+/// Runs `body` against a fresh demo server and an engine over `transport`, then stops both.
+func withHarness<T>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ transport: TransportKind = .asyncHTTPClient,
+    sleep: (@Sendable (Duration) async throws -> Void)? = nil,
+    _ body: (Harness) async throws -> T
+) async throws -> T {
+    let server = try await DemoServer.start()
+    let log = LogCapture()
+    let nio: AsyncHTTPClientTransport? = transport == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+    let chosen: any Transport = nio ?? URLSessionTransport()
+    let logger = Logger(label: "runway.test") { _ in log }
+    let engine =
+        if let sleep { Engine(transport: chosen, logger: logger, sleep: sleep) } else {
+            Engine(transport: chosen, logger: logger)
+        }
+    let harness = Harness(server: server, engine: engine, log: log)
+    harness.registerServices()
+    do {
+        let result = try await body(harness)
+        try await nio?.shutdown()
+        await server.stop()
+        return result
+    } catch {
+        try? await nio?.shutdown()
+        await server.stop()
+        throw error
+    }
+}
