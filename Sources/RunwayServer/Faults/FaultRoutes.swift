@@ -9,6 +9,7 @@ import Hummingbird
 /// - `GET /faults/empty` — 200 with an empty body.
 /// - `GET /faults/status/{code}` — that status with an HTML body.
 /// - `GET /faults/hang` — never answers; when the client closes the connection the probe hears it.
+/// - `GET /faults/gate/{key}` — waits until the test opens gate `key` on the probe, then succeeds.
 /// - `GET /faults/flaky?key=&failures=&status=&retry_after=` — fails `failures` times per key
 ///   with `status` (default 503, `Retry-After` when given), then succeeds with the attempt count.
 /// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
@@ -41,6 +42,12 @@ enum FaultRoutes {
                 probe.signal(.holdClosed)
             }
             return JSONResponse.html("released", status: .serviceUnavailable)
+        }
+        router.get("/faults/gate/:key") { _, context -> Response in
+            let key = context.parameters.get("key") ?? ""
+            probe.record("/faults/gate/\(key)")
+            await probe.passGate(key)
+            return JSONResponse.success(["gate": key])
         }
         router.get("/faults/flaky") { request, _ -> Response in
             let query = request.uri.queryParameters

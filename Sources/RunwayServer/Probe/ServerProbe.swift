@@ -9,6 +9,9 @@ public final class ServerProbe: Sendable {
         var counts: [String: Int] = [:]
         var holdsStarted = 0
         var holdsClosed = 0
+        var gatesWaiting = 0
+        var openGates: Set<String> = []
+        var gateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
         var waiters: [(kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -18,6 +21,8 @@ public final class ServerProbe: Sendable {
         case holdStarted
         /// The client closed the connection of a held request.
         case holdClosed
+        /// A request reached a closed gate and waits for it to open.
+        case gateWaiting
     }
 
     private let state = NIOLockedValueBox(State())
@@ -41,6 +46,7 @@ public final class ServerProbe: Sendable {
             switch event {
             case .holdStarted: state.holdsStarted += 1
             case .holdClosed: state.holdsClosed += 1
+            case .gateWaiting: state.gatesWaiting += 1
             }
             let snapshot = state
             let isReached = { (waiter: (kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)) in
@@ -57,6 +63,29 @@ public final class ServerProbe: Sendable {
         switch event {
         case .holdStarted: return state.holdsStarted
         case .holdClosed: return state.holdsClosed
+        case .gateWaiting: return state.gatesWaiting
+        }
+    }
+
+    /// Opens gate `key`: requests waiting at it are answered, and later ones pass at once.
+    public func openGate(_ key: String) {
+        let waiting = state.withLockedValue { state in
+            state.openGates.insert(key)
+            return state.gateWaiters.removeValue(forKey: key) ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Waits at gate `key` until a test opens it.
+    func passGate(_ key: String) async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLockedValue { state -> Bool in
+                if state.openGates.contains(key) { return true }
+                state.gateWaiters[key, default: []].append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+            signal(.gateWaiting)
         }
     }
 

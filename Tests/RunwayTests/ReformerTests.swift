@@ -1,0 +1,73 @@
+import Foundation
+import Runway
+import RunwayExamples
+import Testing
+
+@Suite("Reformers: raw data stays in the manager, each view gets its own shape")
+@MainActor
+struct ReformerTests {
+    @Test("one reformer normalises three APIs with different keys into one row type")
+    func oneReformerManyAPIs() async throws {
+        try await withHarness { harness in
+            let secondHand = APIManager(SecondHandListAPI(), engine: harness.engine)
+            let rental = APIManager(RentalListAPI(), engine: harness.engine)
+            let newHome = APIManager(NewHomeListAPI(), engine: harness.engine)
+            try await secondHand.load(with: ["page_size": 3])
+            try await rental.load(with: ["page_size": 3])
+            try await newHome.load(with: ["page_size": 3])
+            let reformer = ListingRowsReformer()
+            let managers: [any APIManaging] = [secondHand, rental, newHome]
+            var rows: [ListingRow] = []
+            for manager in managers { rows += try await manager.fetchData(with: reformer) }
+            #expect(rows.count == 9)
+            #expect(rows.map(\.kind) == ["esf", "esf", "esf", "zf", "zf", "zf", "xf", "xf", "xf"])
+            #expect(rows.allSatisfy { !$0.name.isEmpty && !$0.title.isEmpty && $0.price > 0 })
+            #expect(rows[3].id == 1001 && rows[6].id == 2001)
+        }
+    }
+
+    @Test("one API feeds two views through two reformers, and the raw JSON is there without one")
+    func oneAPIManyReformers() async throws {
+        try await withHarness { harness in
+            let manager = APIManager(RentalListAPI(), engine: harness.engine)
+            try await manager.load(with: ["page_size": 4])
+            let rows = try await manager.fetchData(with: ListingRowsReformer())
+            let pins = try await manager.fetchData(with: MapPinReformer())
+            #expect(rows.map(\.name) == pins.map(\.label))
+            #expect(pins.allSatisfy { $0.latitude > 31 && $0.longitude > 121 })
+            #expect(manager.fetchData()?["data"]?["items"]?.arrayValue?.count == 4)
+        }
+    }
+
+    @Test("a reformer-local Decodable decodes straight from the bytes of a raw-format API")
+    func decodingReformer() async throws {
+        struct Page: Decodable, Sendable {
+            struct Item: Decodable, Sendable { let esf_id: Int; let esf_price: Int }
+            struct Payload: Decodable, Sendable { let items: [Item] }
+            let data: Payload
+        }
+        try await withHarness { harness in
+            var api = TestAPI(path: "/listings/esf")
+            api.responseFormat = .raw
+            let manager = APIManager(api, engine: harness.engine)
+            let page = try await manager.load(with: ["page_size": 5], reformedBy: DecodingReformer(Page.self))
+            #expect(page.data.items.map(\.esf_id) == [1, 2, 3, 4, 5])
+            #expect(manager.rawResponse?.json == nil, "a raw-format body is not parsed into a tree")
+        }
+    }
+
+    @Test("a reformer that fails reports an invalid response; fetching before any load reports no content")
+    func reformerFailure() async throws {
+        try await withHarness { harness in
+            let manager = APIManager(TestAPI(path: "/echo/r"), engine: harness.engine)
+            await #expect(throws: RunwayError.noContent) { try await manager.fetchData(with: MapPinReformer()) }
+            try await manager.load()
+            await #expect {
+                try await manager.fetchData(with: ListingRowsReformer())
+            } throws: { error in
+                guard case .invalidResponse(let reason) = error as? RunwayError else { return false }
+                return reason.contains("ListingRowsReformer")
+            }
+        }
+    }
+}
