@@ -91,7 +91,7 @@ protocol ListingLoading {
 
 extension APIManager: ListingLoading where Endpoint: ListingAPI {
     func loadRows() async throws(RunwayError) -> [ListingRow] {
-        try await loadFirstPage()
+        try await firstPage()
         return try await fetchData(with: ListingRowsReformer())
     }
 

@@ -124,6 +124,11 @@ public final class AsyncHTTPClientTransport: Transport {
             default: return .transport(description: "\(error)")
             }
         }
+        if let error = error as? HTTPParserError {
+            // The connection ended mid-message: the response was cut short on the wire.
+            if case .invalidEOFState = error { return .connectionLost }
+            return .invalidResponse(reason: "malformed HTTP: \(error)")
+        }
         if let error = error as? NIOTooManyBytesError {
             return .invalidResponse(reason: "the body is larger than allowed (\(error))")
         }

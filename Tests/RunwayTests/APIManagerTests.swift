@@ -111,7 +111,7 @@ struct APIManagerTests {
     @Test("the response validator runs after landing, off the main actor, and its refusal is an invalid response")
     func responseValidator() async throws {
         try await withHarness { harness in
-            let ranOnMain = Locked(false)
+            let ranOnMain = TestBox(false)
             var api = TestAPI(path: "/listings/esf")
             api.responseValidator = ResponseValidation { response throws(ValidationFailure) in
                 ranOnMain.set(Thread.isMainThread)
@@ -194,7 +194,7 @@ struct APIManagerTests {
 }
 
 /// A tiny lock-protected box for values written off the main actor in tests.
-final class Locked<Value: Sendable>: @unchecked Sendable {
+final class TestBox<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value
     init(_ value: Value) { stored = value }

@@ -29,19 +29,20 @@ extension APIManager where Endpoint: PagedAPI {
         return startPage(next, notifiesDelegate: true, waiter: nil)
     }
 
-    /// Loads the first page and returns it; see ``loadFirstPage(with:)``.
+    /// Loads the first page and returns it: the `async` form of ``loadFirstPage(with:)``.
     @discardableResult
-    public func loadFirstPage(with params: Parameters? = nil) async throws(RunwayError) -> RawResponse {
+    public func firstPage(with params: Parameters? = nil) async throws(RunwayError) -> RawResponse {
         resetPaging(params)
         let waiter = Waiter()
         startPage(api.firstPage, notifiesDelegate: false, waiter: waiter)
         return try await wait(for: waiter).get()
     }
 
-    /// Loads the next page and returns it; `nil` when there is none to load or one is in flight.
+    /// Loads the next page and returns it: the `async` form of ``loadNextPage()``; `nil` when
+    /// there is none to load or a page is already in flight.
     @discardableResult
-    public func loadNextPage() async throws(RunwayError) -> RawResponse? {
-        guard paging.started else { return try await loadFirstPage() as RawResponse }
+    public func nextPage() async throws(RunwayError) -> RawResponse? {
+        guard paging.started else { return try await firstPage() }
         guard paging.loading == nil, !paging.isLastPage, let next = paging.next else { return nil }
         let waiter = Waiter()
         startPage(next, notifiesDelegate: false, waiter: waiter)

@@ -10,7 +10,7 @@ import Hummingbird
 /// - `GET /faults/status/{code}` — that status with an HTML body.
 /// - `GET /faults/hang` — never answers; when the client closes the connection the probe hears it.
 /// - `GET /faults/gate/{key}` — waits until the test opens gate `key` on the probe, then succeeds.
-/// - `GET /faults/flaky?key=&failures=&status=&retry_after=` — fails `failures` times per key
+/// - `GET|POST /faults/flaky?key=&failures=&status=&retry_after=` — fails `failures` times per key
 ///   with `status` (default 503, `Retry-After` when given), then succeeds with the attempt count.
 /// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
 /// - `GET /faults/gzip` — a JSON list, gzip-encoded when the client accepts gzip.
@@ -49,7 +49,7 @@ enum FaultRoutes {
             await probe.passGate(key)
             return JSONResponse.success(["gate": key])
         }
-        router.get("/faults/flaky") { request, _ -> Response in
+        let flaky: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let query = request.uri.queryParameters
             let key = query["key"].map(String.init) ?? "default"
             let failures = query["failures"].flatMap { Int(String($0)) } ?? 1
@@ -64,6 +64,8 @@ enum FaultRoutes {
             }
             return JSONResponse.success(["attempt": attempt])
         }
+        router.get("/faults/flaky", use: flaky)
+        router.post("/faults/flaky", use: flaky)
         router.get("/faults/drop") { request, _ -> Response in
             let query = request.uri.queryParameters
             let key = query["key"].map(String.init) ?? "default"
