@@ -7,6 +7,14 @@ public struct ListingRow: Sendable, Hashable {
     public var name: String
     public var title: String
     public var price: Int
+
+    public init(kind: String, id: Int, name: String, title: String, price: Int) {
+        self.kind = kind
+        self.id = id
+        self.name = name
+        self.title = title
+        self.price = price
+    }
 }
 
 /// Normalises the three listing APIs' different keys into one row type: one reformer for
@@ -36,6 +44,12 @@ public struct MapPin: Sendable, Hashable {
     public var label: String
     public var latitude: Double
     public var longitude: Double
+
+    public init(label: String, latitude: Double, longitude: Double) {
+        self.label = label
+        self.latitude = latitude
+        self.longitude = longitude
+    }
 }
 
 /// Shapes any listing API's data as map pins: a second view of the same raw data.

@@ -78,10 +78,14 @@ enum MessageTable {
 
     private static func load(_ language: String) -> [String: String] {
         let bundle = Bundle.module
-        let url =
-            bundle.url(forResource: "Localizable", withExtension: "strings", subdirectory: nil, localization: language)
-            ?? bundle.url(forResource: "Localizable", withExtension: "strings", subdirectory: "\(language).lproj")
-        guard let url, let data = try? Data(contentsOf: url),
+        // SwiftPM writes localization folders lowercased on some platforms (`zh-hans.lproj`).
+        var found: URL?
+        for name in [language, language.lowercased()] where found == nil {
+            found =
+                bundle.url(forResource: "Localizable", withExtension: "strings", subdirectory: nil, localization: name)
+                ?? bundle.url(forResource: "Localizable", withExtension: "strings", subdirectory: "\(name).lproj")
+        }
+        guard let url = found, let data = try? Data(contentsOf: url),
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil),
             let strings = plist as? [String: String]
         else { return [:] }

@@ -56,6 +56,7 @@ struct Harness {
 }
 
 /// Runs `body` against a fresh demo server and an engine over `transport`, then stops both.
+@discardableResult
 func withHarness<T>(
     isolation: isolated (any Actor)? = #isolation,
     _ transport: TransportKind = .asyncHTTPClient,

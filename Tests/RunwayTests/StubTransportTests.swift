@@ -1,0 +1,34 @@
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayExamples
+import Testing
+
+@Suite("StubTransport for apps' own tests")
+@MainActor
+struct StubTransportTests {
+    @Test("sample data answers per API name, an API without a sample gets 404, and requests are recorded")
+    func sampleData() async throws {
+        let stub = StubTransport(sampleData: [
+            "SecondHandListAPI": .json([
+                "code": 0, "data": ["items": [["esf_id": 7, "esf_name": "n", "esf_title": "t", "esf_price": 1]]],
+            ]),
+            "RentalListAPI": .failure(.noNetwork(reason: .unreachable)),
+        ])
+        let engine = Engine(transport: stub, sleep: { _ in })
+        engine.register(listingService(baseURL: "https://listings.example.com"))
+
+        let rows = try await APIManager(SecondHandListAPI(), engine: engine).load(reformedBy: ListingRowsReformer())
+        #expect(rows == [ListingRow(kind: "esf", id: 7, name: "n", title: "t", price: 1)])
+        await #expect(throws: RunwayError.noNetwork(reason: .unreachable)) {
+            try await APIManager(RentalListAPI(), engine: engine).load()
+        }
+        await #expect(throws: RunwayError.httpStatus(code: 404, body: Data())) {
+            try await APIManager(NewHomeListAPI(), engine: engine).load()
+        }
+        #expect(stub.requests.map(\.apiName) == [
+            "SecondHandListAPI", "RentalListAPI", "RentalListAPI", "RentalListAPI", "NewHomeListAPI",
+        ])
+        #expect(stub.requests.first?.head.path == "/listings/esf?client=runway-demo")
+    }
+}
