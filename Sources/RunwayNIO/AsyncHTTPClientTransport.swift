@@ -94,7 +94,8 @@ public final class AsyncHTTPClientTransport: Transport {
             let response = try await client.execute(outbound, timeout: timeout)
             let buffer = try await response.body.collect(upTo: maximumBodySize)
             let body = Data(buffer.readableBytesView)
-            return TransportResponse(head: Self.head(of: response), body: body)
+            let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
+            return TransportResponse(head: Self.head(of: response), body: body, httpVersion: version)
         } catch {
             throw Self.classify(error)
         }

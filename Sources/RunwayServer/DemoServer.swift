@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
-import Logging
+import HummingbirdHTTP2
+public import Logging
 import NIOCore
+public import NIOSSL
 
 /// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
 /// Hummingbird, bound to 127.0.0.1 on an ephemeral port.
@@ -20,20 +22,29 @@ public final class DemoServer: Sendable {
     public let probe: ServerProbe
     private let running: Task<Void, any Error>
 
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// Whether the server speaks TLS (and so HTTP/2 by ALPN).
+    public let usesTLS: Bool
 
-    private init(port: Int, probe: ServerProbe, running: Task<Void, any Error>) {
+    /// `http://127.0.0.1:<port>`, or `https://…` with TLS.
+    public var baseURL: String { "\(usesTLS ? "https" : "http")://127.0.0.1:\(port)" }
+
+    private init(port: Int, usesTLS: Bool, probe: ServerProbe, running: Task<Void, any Error>) {
         self.port = port
+        self.usesTLS = usesTLS
         self.probe = probe
         self.running = running
     }
 
     /// Starts the server and returns once it accepts connections.
     ///
-    /// - parameter logLevel: The server's own log level; quiet by default.
-    /// - throws: When the server cannot bind.
-    public static func start(logLevel: Logger.Level = .critical) async throws -> DemoServer {
+    /// - parameters:
+    ///   - tls: A server TLS configuration (see ``TestCertificateAuthority``); with it the server
+    ///     speaks HTTPS and offers HTTP/2 by ALPN. Without it, plain HTTP/1.1.
+    ///   - logLevel: The server's own log level; quiet by default.
+    /// - throws: When the server cannot bind or the TLS configuration is refused.
+    public static func start(tls: TLSConfiguration? = nil, logLevel: Logger.Level = .critical) async throws
+        -> DemoServer
+    {
         let probe = ServerProbe()
         let router = Router()
         ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
@@ -44,6 +55,7 @@ public final class DemoServer: Sendable {
         let (ports, portSink) = AsyncStream<Int?>.makeStream()
         let app = Application(
             router: router,
+            server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayDemo"),
             onServerRunning: { channel in
                 portSink.yield(channel.localAddress?.port)
@@ -61,7 +73,7 @@ public final class DemoServer: Sendable {
             _ = await running.result
             throw DemoServerError.couldNotBind
         }
-        return DemoServer(port: port, probe: probe, running: running)
+        return DemoServer(port: port, usesTLS: tls != nil, probe: probe, running: running)
     }
 
     /// Stops the server and waits until it has closed its connections.

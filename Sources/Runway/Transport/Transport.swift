@@ -43,10 +43,13 @@ public struct TransportResponse: Sendable {
     public var head: HTTPResponse
     /// The complete body, content-decoded (gzip already undone).
     public var body: Data
+    /// The HTTP version the exchange used (`"HTTP/2"`, `"HTTP/1.1"`), when the transport knows it.
+    public var httpVersion: String?
 
     /// Creates a response.
-    public init(head: HTTPResponse, body: Data) {
+    public init(head: HTTPResponse, body: Data, httpVersion: String? = nil) {
         self.head = head
         self.body = body
+        self.httpVersion = httpVersion
     }
 }

@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+public import NIOSSL
+import SwiftASN1
+import X509
+
+/// A certificate authority made in memory, for serving real TLS on 127.0.0.1 in tests and
+/// demos: no certificate files, nothing trusted system-wide.
+///
+/// For example:
+///
+/// ```swift
+/// let authority = try TestCertificateAuthority()
+/// let server = try await DemoServer.start(tls: try authority.serverIdentity())
+/// var tls = TLSConfiguration.makeClientConfiguration()
+/// tls.trustRoots = .certificates([try authority.rootCertificate()])
+/// ```
+public struct TestCertificateAuthority: Sendable {
+    /// The authority's own certificate, in PEM.
+    public let rootPEM: String
+    private let rootCertificate_: Certificate
+    private let rootKey: P256.Signing.PrivateKey
+    private let name: DistinguishedName
+
+    /// Creates an authority with a fresh P-256 key.
+    ///
+    /// - throws: When the certificate cannot be built or signed.
+    public init(commonName: String = "Runway Test CA") throws {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName(commonName) }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now - 3600,
+            notValidAfter: now + 86_400,
+            issuer: name,
+            subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            },
+            issuerPrivateKey: .init(key)
+        )
+        self.rootCertificate_ = certificate
+        self.rootKey = key
+        self.name = name
+        self.rootPEM = try certificate.serializeAsPEM().pemString
+    }
+
+    /// The authority's certificate for a client's trust roots.
+    public func rootCertificate() throws -> NIOSSLCertificate {
+        try NIOSSLCertificate(bytes: Array(rootPEM.utf8), format: .pem)
+    }
+
+    /// A leaf certificate and key for `127.0.0.1` and `localhost`, signed by this authority.
+    public func issueLeaf(commonName: String = "127.0.0.1") throws -> (certificatePEM: String, privateKeyPEM: String) {
+        let key = P256.Signing.PrivateKey()
+        let now = Date()
+        let leaf = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now - 3600,
+            notValidAfter: now + 86_400,
+            issuer: name,
+            subject: try DistinguishedName { CommonName(commonName) },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames([
+                    .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+                ])
+            },
+            issuerPrivateKey: .init(rootKey)
+        )
+        return (try leaf.serializeAsPEM().pemString, key.pemRepresentation)
+    }
+
+    /// A server TLS configuration presenting a fresh leaf of this authority, offering HTTP/2
+    /// and HTTP/1.1 by ALPN.
+    public func serverIdentity() throws -> TLSConfiguration {
+        let leaf = try issueLeaf()
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(leaf.certificatePEM.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem))
+        )
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        return configuration
+    }
+}
