@@ -15,9 +15,9 @@ enum Landing {
         if api.responseFormat == .json {
             guard !response.body.isEmpty, status != .noContent else { return .failure(.noContent) }
             do {
-                json = try JSONParser.parse(response.body)
+                json = try JSON(parsing: response.body)
             } catch {
-                return .failure(.invalidResponse(reason: "the body is not JSON: \(error.reason) at byte \(error.offset)"))
+                return .failure(error)
             }
         }
         let raw = RawResponse(

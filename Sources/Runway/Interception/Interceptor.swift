@@ -67,6 +67,10 @@ public struct LoadID: Hashable, Sendable, CustomStringConvertible {
     /// The number, increasing with each load.
     public let rawValue: UInt64
 
+    /// Creates an identifier from its number (tests and stub transports; loads get theirs from
+    /// the manager).
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
     private static let counter = Locked<UInt64>(0)
 
     static func next() -> LoadID {

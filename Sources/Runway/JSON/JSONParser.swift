@@ -246,3 +246,16 @@ struct JSONParser {
         return .double(value)
     }
 }
+
+extension JSON {
+    /// Parses UTF-8 JSON text (RFC 8259, strict) into a value.
+    ///
+    /// - throws: ``RunwayError/invalidResponse(reason:)`` naming what is wrong and where.
+    public init(parsing data: Data) throws(RunwayError) {
+        do {
+            self = try JSONParser.parse(data)
+        } catch {
+            throw .invalidResponse(reason: "the body is not JSON: \(error.reason) at byte \(error.offset)")
+        }
+    }
+}

@@ -11,6 +11,7 @@ final class LogCapture: LogHandler, @unchecked Sendable {
 
     private let lock = NSLock()
     private var stored: [Line] = []
+    private var waiters: [(matches: @Sendable (Line) -> Bool, continuation: CheckedContinuation<Line, Never>)] = []
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace
 
@@ -28,8 +29,26 @@ final class LogCapture: LogHandler, @unchecked Sendable {
     func log(event: LogEvent) {
         var flat: [String: String] = [:]
         for (key, value) in event.metadata ?? [:] { flat[key] = "\(value)" }
+        let line = Line(level: event.level, message: "\(event.message)", metadata: flat)
         lock.lock()
-        stored.append(Line(level: event.level, message: "\(event.message)", metadata: flat))
+        stored.append(line)
+        let ready = waiters.filter { $0.matches(line) }
+        waiters.removeAll { $0.matches(line) }
         lock.unlock()
+        for waiter in ready { waiter.continuation.resume(returning: line) }
+    }
+
+    /// Waits for the first line, logged before or after the call, that `matches`.
+    func waitForLine(where matches: @escaping @Sendable (Line) -> Bool) async -> Line {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if let line = stored.first(where: matches) {
+                lock.unlock()
+                continuation.resume(returning: line)
+                return
+            }
+            waiters.append((matches, continuation))
+            lock.unlock()
+        }
     }
 }

@@ -1,0 +1,172 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import Runway
+import RunwayExamples
+import RunwayNIO
+import RunwayServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `runway bench`: Runway against the raw transport under it, in one run, on loopback.
+///
+/// Build it in release (`swift run -c release runway bench`). Each line compares a Runway path
+/// with the plain alternative a developer would write by hand, over the same server and body.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure Runway against the raw transports and plain JSON parsing (use -c release)."
+    )
+
+    @Option(help: "Requests per HTTP scenario.")
+    var requests = 5000
+
+    @Option(help: "Concurrent requests in the concurrent scenarios.")
+    var concurrency = 32
+
+    @Option(help: "Items per listing page (16 items is about 2.4 KB of JSON).")
+    var pageSize = 16
+
+    @Option(help: "Repetitions of the 1,000-item parse.")
+    var parses = 200
+
+    func run() async throws {
+        let server = try await DemoServer.start()
+        let nio = AsyncHTTPClientTransport()
+        var logger = Logger(label: "runway.bench")
+        logger.logLevel = .warning
+        do {
+            try await httpScenarios(server: server, nio: nio, logger: logger)
+            try parseScenarios()
+        } catch {
+            try? await nio.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await nio.shutdown()
+        await server.stop()
+    }
+
+    private func httpScenarios(server: DemoServer, nio: AsyncHTTPClientTransport, logger: Logger) async throws {
+        let url = "\(server.baseURL)/listings/esf?client=runway-demo&page=1&page_size=\(pageSize)"
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let session = URLSession(configuration: .ephemeral)
+        let nioEngine = Engine(transport: nio, logger: logger)
+        nioEngine.register(listingService(baseURL: server.baseURL))
+        let sessionEngine = Engine(transport: URLSessionTransport(session: session), logger: logger)
+        sessionEngine.register(listingService(baseURL: server.baseURL))
+        let nioManager = await APIManager(SecondHandListAPI(), engine: nioEngine)
+        let params: Parameters = ["page": 1, "page_size": .int(pageSize)]
+
+        let probe = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10)).body.collect(upTo: 1 << 20)
+        print("Body: \(probe.readableBytes) bytes of JSON (\(pageSize) listings); \(requests) requests a scenario.\n")
+        print("scenario".padding(toLength: 52, withPad: " ", startingAt: 0) + "sequential req/s   \(concurrency) concurrent req/s")
+
+        let rawAHC: @Sendable () async throws -> Void = {
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            _ = try JSONSerialization.jsonObject(with: Data(body.readableBytesView))
+        }
+        let runwayEngineAHC: @Sendable () async throws -> Void = {
+            _ = try await nioEngine.perform(SecondHandListAPI(), params: params).get()
+        }
+        let runwayManagerAHC: @Sendable () async throws -> Void = {
+            _ = try await nioManager.load(with: params)
+        }
+        let rawSession: @Sendable () async throws -> Void = {
+            guard let target = URL(string: url) else { return }
+            let (data, _) = try await session.data(from: target)
+            _ = try JSONSerialization.jsonObject(with: data)
+        }
+        let runwayEngineSession: @Sendable () async throws -> Void = {
+            _ = try await sessionEngine.perform(SecondHandListAPI(), params: params).get()
+        }
+
+        var results: [(String, Double, Double)] = []
+        for (name, operation) in [
+            ("AsyncHTTPClient + JSONSerialization (raw)", rawAHC),
+            ("Runway Engine over AsyncHTTPClient", runwayEngineAHC),
+            ("Runway APIManager over AsyncHTTPClient", runwayManagerAHC),
+            ("URLSession + JSONSerialization (raw)", rawSession),
+            ("Runway Engine over URLSession", runwayEngineSession),
+        ] {
+            try await Self.rate(count: min(500, requests), concurrency: 1, operation)  // warm-up
+            let sequential = try await Self.rate(count: requests, concurrency: 1, operation)
+            let concurrent = try await Self.rate(count: requests, concurrency: concurrency, operation)
+            results.append((name, sequential, concurrent))
+            print(
+                name.padding(toLength: 52, withPad: " ", startingAt: 0)
+                    + String(format: "%10.0f", sequential) + String(format: "%22.0f", concurrent))
+        }
+        func ratio(_ runway: Int, _ raw: Int) -> String {
+            String(
+                format: "%+.1f %% / %+.1f %%", (results[runway].1 / results[raw].1 - 1) * 100,
+                (results[runway].2 / results[raw].2 - 1) * 100)
+        }
+        print("\nRunway vs raw (sequential / concurrent):")
+        print("  Engine over AsyncHTTPClient:     \(ratio(1, 0))")
+        print("  APIManager over AsyncHTTPClient: \(ratio(2, 0))")
+        print("  Engine over URLSession:          \(ratio(4, 3))\n")
+        try await client.shutdown()
+    }
+
+    /// Requests per second of `operation`, `count` times over `concurrency` workers.
+    @discardableResult
+    static func rate(count: Int, concurrency: Int, _ operation: @escaping @Sendable () async throws -> Void) async throws
+        -> Double
+    {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let share = count / concurrency
+            for worker in 0..<concurrency {
+                let runs = share + (worker < count % concurrency ? 1 : 0)
+                group.addTask {
+                    for _ in 0..<runs { try await operation() }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = clock.now - start
+        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    private func parseScenarios() throws {
+        let items = (1...1000).map { index -> [String: Any] in
+            ["esf_id": index, "esf_name": "Residence \(index)", "esf_title": "\(index % 3 + 1) bed", "esf_price": 2_000_000 + index]
+        }
+        let body = try JSONSerialization.data(withJSONObject: ["code": 0, "data": ["items": items]])
+        struct Row: Decodable { let esf_id: Int; let esf_name: String; let esf_price: Int }
+        struct Page: Decodable { struct Payload: Decodable { let items: [Row] }; let data: Payload }
+
+        func time(_ label: String, _ body: () throws -> Int) rethrows {
+            let clock = ContinuousClock()
+            var best = Duration.seconds(1000)
+            var checksum = 0
+            for _ in 0..<parses {
+                let start = clock.now
+                checksum &+= try body()
+                best = min(best, clock.now - start)
+            }
+            let ms = Double(best.components.attoseconds) / 1e15 + Double(best.components.seconds) * 1000
+            print(label.padding(toLength: 60, withPad: " ", startingAt: 0) + String(format: "%8.2f ms", ms) + "  (\(checksum % 7))")
+        }
+        print("1,000-item list (\(body.count / 1024) KB), best of \(parses):")
+        try time("Runway JSON(parsing:) + walk into rows") {
+            let json = try JSON(parsing: body)
+            return (json["data"]?["items"]?.arrayValue ?? []).reduce(0) { $0 &+ ($1["esf_price"]?.intValue ?? 0) }
+        }
+        try time("JSONSerialization + [String: Any] walk") {
+            let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+            let items = (object?["data"] as? [String: Any])?["items"] as? [[String: Any]] ?? []
+            return items.reduce(0) { $0 &+ (($1["esf_price"] as? Int) ?? 0) }
+        }
+        try time("JSONDecoder into a reformer-local Decodable") {
+            try JSONDecoder().decode(Page.self, from: body).data.items.reduce(0) { $0 &+ $1.esf_price }
+        }
+    }
+}
