@@ -24,7 +24,7 @@ public final class Engine: Sendable {
     public let transport: any Transport
     /// Where each request's log line goes.
     public let logger: Logger
-    private let services = Locked<[ServiceID: Service]>([:])
+    private let services = Locked<[ServiceID: RegisteredService]>([:])
     private let sleep: @Sendable (Duration) async throws -> Void
 
     /// Creates an engine.
@@ -45,12 +45,13 @@ public final class Engine: Sendable {
 
     /// Adds `service`, or replaces the one registered under its identifier.
     public func register(_ service: Service) {
-        services.withLock { $0[service.id] = service }
+        let registered = RegisteredService(service)
+        services.withLock { $0[service.id] = registered }
     }
 
     /// The service registered under `id`.
     public func service(_ id: ServiceID) -> Service? {
-        services.withLock { $0[id] }
+        services.withLock { $0[id]?.service }
     }
 
     /// Switches the service registered under `id` to `environment`; later requests use its
@@ -60,8 +61,9 @@ public final class Engine: Sendable {
     @discardableResult
     public func setEnvironment(_ environment: Environment, for id: ServiceID) -> Bool {
         services.withLock { services in
-            guard services[id] != nil else { return false }
-            services[id]?.environment = environment
+            guard var service = services[id]?.service else { return false }
+            service.environment = environment
+            services[id] = RegisteredService(service)
             return true
         }
     }
@@ -82,17 +84,19 @@ public final class Engine: Sendable {
         var lastStatus: Int?
         var bytes = 0
         let result: Result<RawResponse, RunwayError>
-        guard let service = service(api.service) else {
+        guard let registered = services.withLock({ $0[api.service] }) else {
             result = .failure(.invalidRequest(reason: "no service is registered as \"\(api.service)\""))
             log(loadID, api, service: api.service, lastRequest, result, lastStatus, bytes, attempt, clock.now - started)
             return result
         }
+        let service = registered.service
         while true {
             attempt += 1
             var retryAfter: Duration?
             let outcome: Result<RawResponse, RunwayError>
             do throws(RunwayError) {
-                var prepared = try RequestBuilder.build(api: api, service: service, params: params)
+                var prepared = try RequestBuilder.build(
+                    api: api, service: service, base: registered.baseURL.get(), params: params)
                 if let signer = service.signer {
                     do {
                         try signer.sign(
@@ -162,5 +166,16 @@ public final class Engine: Sendable {
         RequestLog.write(
             to: logger, loadID: loadID, service: service, apiName: api.name, request: request, method: api.method,
             result: result, status: status, bytes: bytes, attempts: attempts, duration: duration)
+    }
+}
+
+/// A registered service with its base URL parsed once, not on every request.
+struct RegisteredService: Sendable {
+    let service: Service
+    let baseURL: Result<RequestBuilder.BaseURL, RunwayError>
+
+    init(_ service: Service) {
+        self.service = service
+        self.baseURL = Result { () throws(RunwayError) in try RequestBuilder.baseURL(of: service) }
     }
 }

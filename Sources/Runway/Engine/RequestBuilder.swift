@@ -15,7 +15,12 @@ enum RequestBuilder {
     )
 
     static func build(api: some API, service: Service, params: Parameters) throws(RunwayError) -> PreparedRequest {
-        let base = try baseURL(of: service)
+        try build(api: api, service: service, base: try baseURL(of: service), params: params)
+    }
+
+    static func build(api: some API, service: Service, base: BaseURL, params: Parameters) throws(RunwayError)
+        -> PreparedRequest
+    {
         var merged = service.commonParams
         merged.merge(params) { _, own in own }
 
@@ -58,7 +63,7 @@ enum RequestBuilder {
     }
 
     /// The parts of a base URL, checked: an http or https scheme and a host are required.
-    struct BaseURL {
+    struct BaseURL: Sendable {
         var scheme: String
         var authority: String
         var path: String

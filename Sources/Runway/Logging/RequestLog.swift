@@ -32,14 +32,15 @@ struct RequestLog {
         method: HTTPRequest.Method, result: Result<RawResponse, RunwayError>, status: Int?, bytes: Int,
         attempts: Int, duration: Duration
     ) {
+        let level: Logger.Level = result.isFailureOtherThanCancel ? .notice : .info
+        guard logger.logLevel <= level else { return }
         let milliseconds = Double(duration.components.seconds) * 1000
             + Double(duration.components.attoseconds) / 1e15
         let outcome: String
-        let level: Logger.Level
         switch result {
-        case .success: outcome = "success"; level = .info
-        case .failure(.cancelled): outcome = "cancelled"; level = .info
-        case .failure(let error): outcome = "failure: \(error.messageKey)"; level = .notice
+        case .success: outcome = "success"
+        case .failure(.cancelled): outcome = "cancelled"
+        case .failure(let error): outcome = "failure: \(error.messageKey)"
         }
         let statusText = status.map(String.init) ?? "-"
         let target = request.map { "\($0.scheme ?? "")://\($0.authority ?? "")\(redactedPath($0.path ?? ""))" } ?? "-"
@@ -52,5 +53,15 @@ struct RequestLog {
                 "runway.duration_ms": "\(String(format: "%.1f", milliseconds))", "runway.bytes": "\(bytes)",
                 "runway.attempts": "\(attempts)", "runway.outcome": "\(outcome)",
             ])
+    }
+}
+
+extension Result<RawResponse, RunwayError> {
+    /// Failures worth a `notice`: everything but success and cancellation.
+    fileprivate var isFailureOtherThanCancel: Bool {
+        switch self {
+        case .success, .failure(.cancelled): return false
+        case .failure: return true
+        }
     }
 }

@@ -34,6 +34,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Repetitions of the 1,000-item parse.")
     var parses = 200
 
+    @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
+    var rounds = 5
+
     func run() async throws {
         let server = try await DemoServer.start()
         let nio = AsyncHTTPClientTransport()
@@ -63,7 +66,7 @@ struct BenchCommand: AsyncParsableCommand {
         let params: Parameters = ["page": 1, "page_size": .int(pageSize)]
 
         let probe = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10)).body.collect(upTo: 1 << 20)
-        print("Body: \(probe.readableBytes) bytes of JSON (\(pageSize) listings); \(requests) requests a scenario.\n")
+        print("Body: \(probe.readableBytes) bytes of JSON (\(pageSize) listings); \(requests) requests a scenario in \(rounds) interleaved rounds (median).\n")
         print("scenario".padding(toLength: 52, withPad: " ", startingAt: 0) + "sequential req/s   \(concurrency) concurrent req/s")
 
         let rawAHC: @Sendable () async throws -> Void = {
@@ -86,17 +89,31 @@ struct BenchCommand: AsyncParsableCommand {
             _ = try await sessionEngine.perform(SecondHandListAPI(), params: params).get()
         }
 
-        var results: [(String, Double, Double)] = []
-        for (name, operation) in [
+        let scenarios: [(String, @Sendable () async throws -> Void)] = [
             ("AsyncHTTPClient + JSONSerialization (raw)", rawAHC),
             ("Runway Engine over AsyncHTTPClient", runwayEngineAHC),
             ("Runway APIManager over AsyncHTTPClient", runwayManagerAHC),
             ("URLSession + JSONSerialization (raw)", rawSession),
             ("Runway Engine over URLSession", runwayEngineSession),
-        ] {
+        ]
+        for (_, operation) in scenarios {
             try await Self.rate(count: min(500, requests), concurrency: 1, operation)  // warm-up
-            let sequential = try await Self.rate(count: requests, concurrency: 1, operation)
-            let concurrent = try await Self.rate(count: requests, concurrency: concurrency, operation)
+        }
+        // Interleaved rounds: the server shares the machine, so drift hits every scenario alike.
+        var sequentialRounds = Array(repeating: [Double](), count: scenarios.count)
+        var concurrentRounds = Array(repeating: [Double](), count: scenarios.count)
+        let perRound = max(1, requests / rounds)
+        for _ in 0..<rounds {
+            for (index, (_, operation)) in scenarios.enumerated() {
+                sequentialRounds[index].append(try await Self.rate(count: perRound, concurrency: 1, operation))
+                concurrentRounds[index].append(try await Self.rate(count: perRound, concurrency: concurrency, operation))
+            }
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        var results: [(String, Double, Double)] = []
+        for (index, (name, _)) in scenarios.enumerated() {
+            let sequential = median(sequentialRounds[index])
+            let concurrent = median(concurrentRounds[index])
             results.append((name, sequential, concurrent))
             print(
                 name.padding(toLength: 52, withPad: " ", startingAt: 0)
