@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Runway", targets: ["Runway"]),
         .library(name: "RunwayNIO", targets: ["RunwayNIO"]),
         .library(name: "RunwayServer", targets: ["RunwayServer"]),
+        .library(name: "RunwayStorage", targets: ["RunwayStorage"]),
         .executable(name: "runway", targets: ["RunwayCLI"]),
     ],
     dependencies: [
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // The core: API managers, engine, services, reformers, errors, URLSession transport.
@@ -40,6 +42,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.process("Resources")],
+            swiftSettings: strictSettings
+        ),
+        // Container roles, backup exclusion, atomic and versioned files, capacity, inventory.
+        // No network code: the lowest layer.
+        .target(
+            name: "RunwayStorage",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSettings
         ),
         // The AsyncHTTPClient transport: HTTP/1.1 and HTTP/2, pooled connections, gzip.
@@ -89,10 +100,19 @@ let package = Package(
                 "RunwayExamples",
                 "RunwayNIO",
                 "RunwayServer",
+                "RunwayStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "RunwayStorageTests",
+            dependencies: [
+                "RunwayStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
         ),

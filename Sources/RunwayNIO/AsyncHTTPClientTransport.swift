@@ -73,6 +73,9 @@ public final class AsyncHTTPClientTransport: Transport {
         try await client.shutdown()
     }
 
+    /// AsyncHTTPClient's deadline covers the whole request, body included.
+    public var enforcesTimeout: Bool { true }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let scheme = request.head.scheme, let authority = request.head.authority else {
             throw RunwayError.invalidRequest(reason: "the request has no scheme or authority")

@@ -118,3 +118,21 @@ extension TestAPI {
 }
 
 import RunwayExamples
+
+@Suite("The engine's own timeout, for transports that do not enforce one")
+@MainActor
+struct EngineTimeoutTests {
+    @Test("a transport that never answers is timed out by the engine")
+    func engineRace() async throws {
+        let silent = StubTransport { _ in
+            try await Task.sleep(for: .seconds(3600))
+            throw RunwayError.transport(description: "unreachable")
+        }
+        #expect(!silent.enforcesTimeout)
+        let engine = Engine(transport: silent)
+        engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
+        var api = TestAPI(path: "/slow")
+        api.timeout = .milliseconds(100)
+        await #expect(throws: RunwayError.timeout) { try await APIManager(api, engine: engine).load() }
+    }
+}

@@ -140,6 +140,9 @@ public final class Engine: Sendable {
         let transport = self.transport
         let timeout = api.timeout
         do {
+            if transport.enforcesTimeout {
+                return try await transport.send(request)
+            }
             return try await withThrowingTaskGroup(of: TransportResponse.self) { group in
                 group.addTask { try await transport.send(request) }
                 group.addTask {

@@ -15,6 +15,16 @@ public protocol Transport: Sendable {
     /// - throws: ``RunwayError`` for every failure the transport can classify; anything else is
     ///   reported by the engine as ``RunwayError/transport(description:)``.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// Whether ``send(_:)`` itself fails with ``RunwayError/timeout`` once
+    /// ``TransportRequest/timeout`` has passed without a complete response. When `false` (the
+    /// default) the engine races each request against a timer instead, which costs a task and a
+    /// timer per request.
+    var enforcesTimeout: Bool { get }
+}
+
+extension Transport {
+    public var enforcesTimeout: Bool { false }
 }
 
 /// What the engine hands a transport.
@@ -23,7 +33,7 @@ public struct TransportRequest: Sendable {
     public var head: HTTPRequest
     /// The body, or `nil`.
     public var body: Data?
-    /// The API's timeout; the engine enforces it too, so a transport may use it as a hint.
+    /// The API's timeout over the whole exchange, from sending to the body's last byte.
     public var timeout: Duration
     /// The API's name, which stub transports match on.
     public var apiName: String

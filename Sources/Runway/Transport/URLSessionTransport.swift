@@ -17,14 +17,23 @@ public final class URLSessionTransport: Transport {
         self.session = session
     }
 
+    /// A deadline per request cancels the data task when the whole exchange takes too long
+    /// (URLSession's own request timeout only measures idle time between bytes).
+    public var enforcesTimeout: Bool { true }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let urlRequest = try Self.urlRequest(for: request)
         let handle = DataTaskHandle()
+        let deadline = DispatchWorkItem { handle.expire() }
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + .nanoseconds(Int(min(request.timeout / .nanoseconds(1), Double(Int.max / 2)))),
+            execute: deadline)
+        defer { deadline.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: Self.classify(error))
+                        continuation.resume(throwing: handle.hasExpired ? RunwayError.timeout : Self.classify(error))
                         return
                     }
                     guard let http = response as? HTTPURLResponse else {
@@ -95,6 +104,16 @@ private final class DataTaskHandle: Sendable {
     }
 
     private let state = Locked<State>(.waiting)
+    private let expired = Locked(false)
+
+    /// Whether the deadline, not the caller, cancelled the task.
+    var hasExpired: Bool { expired.withLock { $0 } }
+
+    /// The deadline passed: cancel, remembering why.
+    func expire() {
+        expired.withLock { $0 = true }
+        cancel()
+    }
 
     func start(_ task: URLSessionDataTask) {
         let cancelledEarly = state.withLock { state -> Bool in

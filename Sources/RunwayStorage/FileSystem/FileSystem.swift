@@ -1,0 +1,101 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The POSIX calls storage needs, each turning failure into a typed ``StorageError``.
+enum FileSystem {
+    static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    static func fail(_ operation: String, _ url: URL, _ code: Int32 = errno) -> StorageError {
+        if code == ENOSPC || code == EDQUOT {
+            return .insufficientSpace(needed: -1, available: 0)
+        }
+        return .io(operation: operation, path: url.path, reason: reason(code))
+    }
+
+    /// Creates `url` and its parents when missing; a new directory gets `permissions`.
+    static func createDirectory(_ url: URL, permissions: Int) throws(StorageError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw .io(operation: "create directory", path: url.path, reason: "a file is in the way")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: permissions])
+        } catch {
+            throw .io(operation: "create directory", path: url.path, reason: "\(error.localizedDescription)")
+        }
+    }
+
+    /// The components of a relative path, refusing empty, absolute and climbing paths.
+    static func validatedComponents(_ path: String) throws(StorageError) -> [String] {
+        guard !path.isEmpty, !path.hasPrefix("/"), !path.contains("\0") else { throw .invalidPath(path) }
+        let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !components.isEmpty, !components.contains(".."), !components.contains(".") else {
+            throw .invalidPath(path)
+        }
+        return components
+    }
+
+    static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+
+    static func isDirectory(_ url: URL) -> Bool {
+        var flag: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &flag) && flag.boolValue
+    }
+
+    /// Flushes a directory's entries (a rename inside it) to disk.
+    static func syncDirectory(_ url: URL) {
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Renames atomically within one file system.
+    static func rename(_ source: URL, to destination: URL) throws(StorageError) {
+        guard Foundation.rename(source.path, destination.path) == 0 else { throw fail("rename", source) }
+    }
+
+    static func remove(_ url: URL) throws(StorageError) {
+        do { try FileManager.default.removeItem(at: url) } catch {
+            throw .io(operation: "remove", path: url.path, reason: error.localizedDescription)
+        }
+    }
+
+    static func setPermissions(_ url: URL, _ permissions: Int) throws(StorageError) {
+        guard chmod(url.path, mode_t(permissions)) == 0 else { throw fail("chmod", url) }
+    }
+
+    static func permissions(of url: URL) -> Int? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        return Int(info.st_mode) & 0o7777
+    }
+
+    static func size(of url: URL) -> Int64 {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return 0 }
+        return Int64(info.st_size)
+    }
+
+    static func modificationDate(of url: URL) -> Date {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? .distantPast
+    }
+
+    static func read(_ url: URL) throws(StorageError) -> Data {
+        guard exists(url) else { throw .notFound(url.path) }
+        do { return try Data(contentsOf: url) } catch {
+            throw .io(operation: "read", path: url.path, reason: error.localizedDescription)
+        }
+    }
+}

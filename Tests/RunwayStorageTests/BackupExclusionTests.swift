@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import RunwayStorage
+
+@Suite("Backup exclusion")
+struct BackupExclusionTests {
+    @Test("caches and temporary are always excluded; support files can be; GNU tar honours it all")
+    func gnuTarHonoursExclusions() throws {
+        let root = try TemporaryRoot()
+        let container = root.container
+        try AtomicFile.write(Data("doc".utf8), to: try container.url(for: "note.txt", in: .documents))
+        try AtomicFile.write(Data("db".utf8), to: try container.url(for: "user.sqlite", in: .applicationSupport))
+        let thumbnail = try container.url(for: "thumbnails/a.png", in: .applicationSupport)
+        try AtomicFile.write(Data("png".utf8), to: thumbnail)
+        try BackupExclusion.exclude(thumbnail.deletingLastPathComponent())  // a re-creatable folder
+        let index = try container.url(for: "search-index.bin", in: .applicationSupport)
+        try AtomicFile.write(Data("idx".utf8), to: index)
+        try BackupExclusion.exclude(index)  // a single re-creatable file
+        try BackupExclusion.exclude(index)  // idempotent
+        try AtomicFile.write(Data("cached".utf8), to: try container.url(for: "http/response.json", in: .caches))
+        try AtomicFile.write(Data("tmp".utf8), to: try container.url(for: "upload.part", in: .temporary))
+
+        #if os(Linux)
+        let archive = root.url.appendingPathComponent("backup.tar").path
+        _ = try run(
+            "/usr/bin/tar",
+            ["--exclude-caches", "--exclude-ignore=\(BackupExclusion.ignoreFileName)", "-cf", archive, "-C", root.url.path,
+             "Documents", "Library", "tmp"])
+        let listing = try run("/usr/bin/tar", ["-tf", archive]).split(separator: "\n").map(String.init)
+        #expect(listing.contains("Documents/note.txt"))
+        #expect(listing.contains("Library/Application Support/user.sqlite"))
+        #expect(!listing.contains { $0.contains("search-index.bin") })
+        #expect(!listing.contains { $0.contains("thumbnails/a.png") })
+        #expect(!listing.contains { $0.contains("response.json") })
+        #expect(!listing.contains { $0.contains("upload.part") })
+        #endif
+        #expect(BackupExclusion.isExcluded(index))
+        #expect(BackupExclusion.isExcluded(thumbnail))
+        #expect(!BackupExclusion.isExcluded(try container.url(for: "user.sqlite", in: .applicationSupport), within: try container.directory(for: .applicationSupport)))
+    }
+
+    @Test("excluding something that does not exist is a clear error")
+    func missing() throws {
+        let root = try TemporaryRoot()
+        let ghost = root.url.appendingPathComponent("ghost")
+        #expect(throws: StorageError.notFound(ghost.path)) { try BackupExclusion.exclude(ghost) }
+    }
+}

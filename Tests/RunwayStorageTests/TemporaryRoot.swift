@@ -1,0 +1,34 @@
+import Foundation
+@testable import RunwayStorage
+
+/// A fresh directory under the system temp folder, removed when the test ends.
+final class TemporaryRoot {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-storage-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    var container: Container { Container(root: url) }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Runs a program and returns its standard output; fails the test on a non-zero exit.
+func run(_ executable: String, _ arguments: [String], in directory: URL? = nil) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = Pipe()
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw StorageError.io(operation: executable, path: arguments.joined(separator: " "), reason: "exit \(process.terminationStatus)")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
