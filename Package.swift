@@ -40,6 +40,7 @@ let package = Package(
             dependencies: [
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.process("Resources")],
             swiftSettings: strictSettings
@@ -71,6 +72,7 @@ let package = Package(
         .target(
             name: "RunwayServer",
             dependencies: [
+                "Runway",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

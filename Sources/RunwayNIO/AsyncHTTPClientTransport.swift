@@ -34,26 +34,49 @@ public final class AsyncHTTPClientTransport: Transport {
         public var idleTimeout: TimeAmount
         /// Trust and identity settings for TLS; `nil` uses the system's trust roots.
         public var tlsConfiguration: TLSConfiguration?
+        /// Public-key pins per host: a connection to a pinned host whose leaf certificate's key
+        /// matches none of the pins fails with ``RunwayError/pinningFailed(host:)``.
+        public var pins: [PublicKeyPins]
 
         /// Creates a configuration.
         public init(
             maximumBodySize: Int = 32 * 1024 * 1024,
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
             idleTimeout: TimeAmount = .seconds(60),
-            tlsConfiguration: TLSConfiguration? = nil
+            tlsConfiguration: TLSConfiguration? = nil,
+            pins: [PublicKeyPins] = []
         ) {
             self.maximumBodySize = maximumBodySize
             self.httpVersion = httpVersion
             self.idleTimeout = idleTimeout
             self.tlsConfiguration = tlsConfiguration
+            self.pins = pins
         }
     }
 
     private let client: HTTPClient
+    /// One client per pinned host, whose every new connection checks the server's key.
+    private let pinnedClients: [String: HTTPClient]
     private let maximumBodySize: Int
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public init(configuration: Configuration = Configuration()) {
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration))
+        var pinned: [String: HTTPClient] = [:]
+        for pins in configuration.pins {
+            var clientConfiguration = Self.clientConfiguration(configuration)
+            // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
+            // usual chain validation, and fails the connection (and so the request) if they fail.
+            let check = PinCheck(pins: pins)
+            clientConfiguration.http1_1ConnectionDebugInitializer = { check.verify($0) }
+            clientConfiguration.http2ConnectionDebugInitializer = { check.verify($0) }
+            pinned[pins.host] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        }
+        self.pinnedClients = pinned
+        self.maximumBodySize = configuration.maximumBodySize
+    }
+
+    private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: configuration.tlsConfiguration,
             redirectConfiguration: .follow(max: 5, allowCycles: false),
@@ -64,13 +87,13 @@ public final class AsyncHTTPClientTransport: Transport {
         clientConfiguration.connectionPool.idleTimeout = configuration.idleTimeout
         // Fail fast on refused connections; the engine's retry policy decides about retrying.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        self.maximumBodySize = configuration.maximumBodySize
+        return clientConfiguration
     }
 
     /// Closes every pooled connection; the transport cannot send afterwards.
     public func shutdown() async throws {
         try await client.shutdown()
+        for pinned in pinnedClients.values { try await pinned.shutdown() }
     }
 
     /// AsyncHTTPClient's deadline covers the whole request, body included.
@@ -93,6 +116,8 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let timeout = TimeAmount.nanoseconds(
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
+        let host = Self.host(ofAuthority: authority)
+        let client = pinnedClients[host] ?? self.client
         do {
             let response = try await client.execute(outbound, timeout: timeout)
             let buffer = try await response.body.collect(upTo: maximumBodySize)
@@ -115,8 +140,21 @@ public final class AsyncHTTPClientTransport: Transport {
         return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
     }
 
+    /// The lowercase host of an authority, without port or IPv6 brackets.
+    static func host(ofAuthority authority: String) -> String {
+        var host = Substring(authority.lowercased())
+        if host.hasPrefix("["), let end = host.firstIndex(of: "]") {
+            return String(host[host.index(after: host.startIndex)..<end])
+        }
+        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        return String(host)
+    }
+
     static func classify(_ error: any Error) -> RunwayError {
         if let error = error as? RunwayError { return error }
+        if let failure = error as? PinCheck.Failure { return .pinningFailed(host: failure.host) }
+        if let error = error as? NIOSSLError { return .tlsFailure(reason: "\(error)") }
+        if let error = error as? BoringSSLError { return .tlsFailure(reason: "\(error)") }
         if error is CancellationError { return .cancelled }
         if let error = error as? HTTPClientError {
             switch error {
@@ -161,6 +199,31 @@ public final class AsyncHTTPClientTransport: Transport {
         case ENETUNREACH, EHOSTUNREACH, ENETDOWN: return .noNetwork(reason: .unreachable)
         case ECONNRESET, EPIPE: return .connectionLost
         default: return .transport(description: "I/O error \(code)")
+        }
+    }
+}
+
+/// Checks a new connection's server key against a host's pins.
+struct PinCheck: Sendable {
+    struct Failure: Error {
+        let host: String
+    }
+
+    let pins: PublicKeyPins
+
+    func verify(_ channel: any Channel) -> EventLoopFuture<Void> {
+        let pins = self.pins
+        return channel.nioSSL_peerCertificate().flatMapThrowing { certificate in
+            guard let certificate, let spki = try? certificate.extractPublicKey().toSPKIBytes(), pins.accepts(spki: spki)
+            else {
+                channel.close(promise: nil)
+                throw Failure(host: pins.host)
+            }
+        }.flatMapErrorThrowing { error in
+            // No TLS handler at all (plain HTTP to a pinned host) fails closed too.
+            if error is Failure { throw error }
+            channel.close(promise: nil)
+            throw Failure(host: pins.host)
         }
     }
 }

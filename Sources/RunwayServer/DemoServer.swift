@@ -40,14 +40,23 @@ public final class DemoServer: Sendable {
     /// - parameters:
     ///   - tls: A server TLS configuration (see ``TestCertificateAuthority``); with it the server
     ///     speaks HTTPS and offers HTTP/2 by ALPN. Without it, plain HTTP/1.1.
+    ///   - signatureVerifier: When given, the listing APIs and `/signed/echo/…` admit only
+    ///     requests it verifies.
     ///   - logLevel: The server's own log level; quiet by default.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
-    public static func start(tls: TLSConfiguration? = nil, logLevel: Logger.Level = .critical) async throws
-        -> DemoServer
-    {
+    public static func start(
+        tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
+        logLevel: Logger.Level = .critical
+    ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
-        ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
+        if let signatureVerifier {
+            let signed = router.group().add(middleware: signatureVerifier)
+            ListingRoutes.add(to: signed, catalog: ListingCatalog(), probe: probe)
+            FaultRoutes.addEcho(to: router.group("/signed").add(middleware: signatureVerifier), probe: probe)
+        } else {
+            ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
+        }
         FaultRoutes.add(to: router, probe: probe)
         var logger = Logger(label: "runway.server")
         logger.logLevel = logLevel

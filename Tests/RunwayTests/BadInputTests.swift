@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Runway
 import RunwayServer
 import Testing
@@ -111,8 +112,8 @@ struct BadInputTests {
 }
 
 extension TestAPI {
-    init(path: String, service: ServiceID) {
-        self.init(path: path)
+    init(path: String, service: ServiceID, method: HTTPRequest.Method = .get) {
+        self.init(path: path, method: method)
         self.service = service
     }
 }

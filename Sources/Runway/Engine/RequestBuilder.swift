@@ -86,6 +86,9 @@ enum RequestBuilder {
         else {
             throw .invalidRequest(reason: "base URL \"\(text)\" may hold only scheme, host, port and path")
         }
+        if scheme == "http", !service.allowsInsecureHTTP, !TransportSecurity.isLoopback(host: host) {
+            throw .insecureConnection(host: host)
+        }
         let authority = components.port.map { "\(host):\($0)" } ?? host
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }

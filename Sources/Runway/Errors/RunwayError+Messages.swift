@@ -31,6 +31,9 @@ extension RunwayError {
         case .noNetwork(.dnsFailure): return "error.noNetwork.dnsFailure"
         case .connectionLost: return "error.connectionLost"
         case .cancelled: return "error.cancelled"
+        case .insecureConnection: return "error.insecureConnection"
+        case .pinningFailed: return "error.pinningFailed"
+        case .tlsFailure: return "error.tlsFailure"
         case .transport: return "error.transport"
         }
     }
@@ -44,6 +47,8 @@ extension RunwayError {
         case .httpStatus(let code, _): return String(code)
         case .business(let code, let message): return "\(message) (\(code))"
         case .transport(let description): return description
+        case .insecureConnection(let host), .pinningFailed(let host): return host
+        case .tlsFailure(let reason): return reason
         case .noContent, .timeout, .noNetwork, .connectionLost, .cancelled: return ""
         }
     }

@@ -45,6 +45,13 @@ public enum RunwayError: Error, Sendable, Hashable {
     /// The load was cancelled: by the caller, by a newer load under the
     /// ``RequestStrategy/cancelInFlight`` strategy, or by the caller's task.
     case cancelled
+    /// Plain HTTP to a host other than loopback, which the service has not allowed; refused
+    /// before any connection is opened.
+    case insecureConnection(host: String)
+    /// The server's public key matched none of the host's pins; nothing was sent.
+    case pinningFailed(host: String)
+    /// The TLS handshake failed: an untrusted or invalid certificate, or no common protocol.
+    case tlsFailure(reason: String)
     /// The transport failed in a way none of the other cases describe.
     case transport(description: String)
 

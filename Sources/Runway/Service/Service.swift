@@ -37,6 +37,10 @@ public struct Service: Sendable {
     public var convention: any ResponseConvention
     /// Interceptors that run for every API of this service, before the API's own.
     public var interceptors: [any Interceptor]
+    /// Whether plain `http://` is allowed to hosts other than loopback (the App Transport Security
+    /// exception). Off by default: such requests fail with ``RunwayError/insecureConnection(host:)``
+    /// before a socket opens.
+    public var allowsInsecureHTTP: Bool
 
     /// Creates a service.
     ///
@@ -49,6 +53,7 @@ public struct Service: Sendable {
     ///   - signer: The request signer, if the service checks signatures.
     ///   - convention: How 2xx bodies report business errors; defaults to status only.
     ///   - interceptors: Interceptors for every API of the service.
+    ///   - allowsInsecureHTTP: Allow plain HTTP to hosts other than loopback.
     public init(
         id: ServiceID,
         environment: Environment = .release,
@@ -57,7 +62,8 @@ public struct Service: Sendable {
         commonParams: [String: JSON] = [:],
         signer: (any RequestSigner)? = nil,
         convention: any ResponseConvention = StatusOnlyConvention(),
-        interceptors: [any Interceptor] = []
+        interceptors: [any Interceptor] = [],
+        allowsInsecureHTTP: Bool = false
     ) {
         self.id = id
         self.environment = environment
@@ -67,6 +73,7 @@ public struct Service: Sendable {
         self.signer = signer
         self.convention = convention
         self.interceptors = interceptors
+        self.allowsInsecureHTTP = allowsInsecureHTTP
     }
 
     /// The base URL of the current environment.

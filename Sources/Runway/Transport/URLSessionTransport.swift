@@ -10,11 +10,38 @@ public import FoundationNetworking
 /// settings. Cancelling the calling task cancels the data task on the wire.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
+    /// Hosts with public-key pins.
+    private let pinnedHosts: Set<String>
+    #if canImport(Security)
+    private let pinning: PinningDelegate?
+    #endif
 
     /// Creates the transport over `session` (default: an ephemeral session, so nothing of it is
     /// written to disk; Runway's own cache layer decides what is kept).
     public init(session: URLSession = URLSession(configuration: .ephemeral)) {
         self.session = session
+        self.pinnedHosts = []
+        #if canImport(Security)
+        self.pinning = nil
+        #endif
+    }
+
+    /// Creates the transport with its own session that checks `pins` on every TLS handshake.
+    ///
+    /// On Apple platforms the server's certificate chain is evaluated by the system first, then
+    /// its keys are matched against the host's pins; a mismatch fails with
+    /// ``RunwayError/pinningFailed(host:)``. On Linux, URLSession offers no hook into the
+    /// handshake, so requests to a pinned host fail closed with ``RunwayError/tlsFailure(reason:)``
+    /// — use `AsyncHTTPClientTransport` there.
+    public init(configuration: URLSessionConfiguration = .ephemeral, pins: [PublicKeyPins]) {
+        #if canImport(Security)
+        let pinning = PinningDelegate(pins: pins)
+        self.pinning = pinning
+        self.session = URLSession(configuration: configuration, delegate: pinning, delegateQueue: nil)
+        #else
+        self.session = URLSession(configuration: configuration)
+        #endif
+        self.pinnedHosts = Set(pins.map(\.host))
     }
 
     /// A deadline per request cancels the data task when the whole exchange takes too long
@@ -22,6 +49,12 @@ public final class URLSessionTransport: Transport {
     public var enforcesTimeout: Bool { true }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        #if !canImport(Security)
+        if let host = request.head.url?.host?.lowercased(), pinnedHosts.contains(host) {
+            throw RunwayError.tlsFailure(
+                reason: "public-key pinning needs AsyncHTTPClientTransport on this platform; \(host) is pinned")
+        }
+        #endif
         let urlRequest = try Self.urlRequest(for: request)
         let handle = DataTaskHandle()
         let deadline = DispatchWorkItem { handle.expire() }
@@ -33,7 +66,7 @@ public final class URLSessionTransport: Transport {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: handle.hasExpired ? RunwayError.timeout : Self.classify(error))
+                        continuation.resume(throwing: self.classify(error, handle: handle, request: request))
                         return
                     }
                     guard let http = response as? HTTPURLResponse else {
@@ -47,6 +80,16 @@ public final class URLSessionTransport: Transport {
         } onCancel: {
             handle.cancel()
         }
+    }
+
+    private func classify(_ error: any Error, handle: DataTaskHandle, request: TransportRequest) -> RunwayError {
+        if handle.hasExpired { return .timeout }
+        #if canImport(Security)
+        if let pinning, let identifier = handle.taskIdentifier, pinning.wasRefused(identifier) {
+            return .pinningFailed(host: request.head.url?.host?.lowercased() ?? "")
+        }
+        #endif
+        return Self.classify(error)
     }
 
     static func urlRequest(for request: TransportRequest) throws(RunwayError) -> URLRequest {
@@ -82,6 +125,9 @@ public final class URLSessionTransport: Transport {
         }
         switch urlError.code {
         case .cancelled: return .cancelled
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+            .serverCertificateHasUnknownRoot, .secureConnectionFailed, .clientCertificateRejected:
+            return .tlsFailure(reason: "URLError \(urlError.code.rawValue)")
         case .timedOut: return .timeout
         case .cannotConnectToHost: return .noNetwork(reason: .connectionRefused)
         case .cannotFindHost, .dnsLookupFailed: return .noNetwork(reason: .dnsFailure)
@@ -108,6 +154,14 @@ private final class DataTaskHandle: Sendable {
 
     /// Whether the deadline, not the caller, cancelled the task.
     var hasExpired: Bool { expired.withLock { $0 } }
+
+    /// The running task's identifier.
+    var taskIdentifier: Int? {
+        state.withLock { state in
+            if case .running(let task) = state { return task.taskIdentifier }
+            return nil
+        }
+    }
 
     /// The deadline passed: cancel, remembering why.
     func expire() {

@@ -98,6 +98,11 @@ enum FaultRoutes {
             headers[.init("X-Uncompressed-Length")!] = String(data.count)
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
         }
+        addEcho(to: router, probe: probe)
+    }
+
+    /// `ANY <group>/echo/…`: the request as the server saw it.
+    static func addEcho(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
         let echo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             probe.record("/echo")
             let body = try await request.body.collect(upTo: 1 << 20)

@@ -55,8 +55,11 @@ public struct TestCertificateAuthority: Sendable {
         try NIOSSLCertificate(bytes: Array(rootPEM.utf8), format: .pem)
     }
 
-    /// A leaf certificate and key for `127.0.0.1` and `localhost`, signed by this authority.
-    public func issueLeaf(commonName: String = "127.0.0.1") throws -> (certificatePEM: String, privateKeyPEM: String) {
+    /// A leaf certificate and key for `127.0.0.1` and `localhost`, signed by this authority, with
+    /// the public-key pin of the leaf (base64 SHA-256 of its SubjectPublicKeyInfo).
+    public func issueLeaf(commonName: String = "127.0.0.1") throws -> (
+        certificatePEM: String, privateKeyPEM: String, spkiPin: String
+    ) {
         let key = P256.Signing.PrivateKey()
         let now = Date()
         let leaf = try Certificate(
@@ -78,18 +81,24 @@ public struct TestCertificateAuthority: Sendable {
             },
             issuerPrivateKey: .init(rootKey)
         )
-        return (try leaf.serializeAsPEM().pemString, key.pemRepresentation)
+        let pin = Data(SHA256.hash(data: Data(leaf.publicKey.subjectPublicKeyInfoBytes))).base64EncodedString()
+        return (try leaf.serializeAsPEM().pemString, key.pemRepresentation, pin)
     }
 
     /// A server TLS configuration presenting a fresh leaf of this authority, offering HTTP/2
     /// and HTTP/1.1 by ALPN.
     public func serverIdentity() throws -> TLSConfiguration {
+        try pinnedServerIdentity().tls
+    }
+
+    /// ``serverIdentity()`` with the leaf's public-key pin, for pinning tests.
+    public func pinnedServerIdentity() throws -> (tls: TLSConfiguration, spkiPin: String) {
         let leaf = try issueLeaf()
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(leaf.certificatePEM.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem))
         )
         configuration.applicationProtocols = ["h2", "http/1.1"]
-        return configuration
+        return (configuration, leaf.spkiPin)
     }
 }

@@ -1,0 +1,14 @@
+/// Runway's plain-HTTP rule, the App Transport Security idea: HTTPS everywhere, except loopback
+/// (development servers, tests) and services that opt in with ``Service/allowsInsecureHTTP``.
+enum TransportSecurity {
+    /// Whether `host` names this machine: `localhost`, `127.0.0.0/8` or `::1`.
+    static func isLoopback(host: String) -> Bool {
+        let bare = host.lowercased().trimmingCharacters(in: ["[", "]"])
+        if bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || bare == "0:0:0:0:0:0:0:1" {
+            return true
+        }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return false }
+        return octets[0] == "127"
+    }
+}

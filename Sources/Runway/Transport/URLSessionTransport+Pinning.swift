@@ -1,0 +1,73 @@
+#if canImport(Security)
+import Foundation
+import Security
+
+/// Checks the server's keys against the host's pins after the system accepted its chain.
+///
+/// The pin is the SHA-256 of the key's SubjectPublicKeyInfo; Security gives the raw key, so the
+/// DER header of its algorithm is put back first (P-256, P-384, RSA 2048 and 4096).
+final class PinningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    private let pins: [String: PublicKeyPins]
+    /// Tasks refused by a pin, so that their "cancelled" is reported as a pin failure instead.
+    private let refusedTasks = Locked<Set<Int>>([])
+
+    init(pins: [PublicKeyPins]) {
+        self.pins = Dictionary(pins.map { ($0.host, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether a pin refused task `identifier` (forgetting it).
+    func wasRefused(_ identifier: Int) -> Bool {
+        refusedTasks.withLock { $0.remove(identifier) != nil }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+            let trust = challenge.protectionSpace.serverTrust,
+            let hostPins = pins[challenge.protectionSpace.host.lowercased()]
+        else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        guard SecTrustEvaluateWithError(trust, nil),
+            let chain = SecTrustCopyCertificateChain(trust) as? [SecCertificate],
+            chain.contains(where: { certificate in Self.spki(of: certificate).map(hostPins.accepts(spki:)) ?? false })
+        else {
+            _ = refusedTasks.withLock { $0.insert(task.taskIdentifier) }
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        completionHandler(.useCredential, URLCredential(trust: trust))
+    }
+
+    /// The SubjectPublicKeyInfo DER of a certificate's key, for the key types pins cover.
+    static func spki(of certificate: SecCertificate) -> [UInt8]? {
+        guard let key = SecCertificateCopyKey(certificate),
+            let attributes = SecKeyCopyAttributes(key) as? [CFString: Any],
+            let type = attributes[kSecAttrKeyType] as? String,
+            let size = attributes[kSecAttrKeySizeInBits] as? Int,
+            let raw = SecKeyCopyExternalRepresentation(key, nil) as Data?
+        else { return nil }
+        let header: [UInt8]
+        switch (type, size) {
+        case (kSecAttrKeyTypeECSECPrimeRandom as String, 256):
+            header = [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A,
+                      0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00]
+        case (kSecAttrKeyTypeECSECPrimeRandom as String, 384):
+            header = [0x30, 0x76, 0x30, 0x10, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x05, 0x2B,
+                      0x81, 0x04, 0x00, 0x22, 0x03, 0x62, 0x00]
+        case (kSecAttrKeyTypeRSA as String, 2048):
+            header = [0x30, 0x82, 0x01, 0x22, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01,
+                      0x01, 0x05, 0x00, 0x03, 0x82, 0x01, 0x0F, 0x00]
+        case (kSecAttrKeyTypeRSA as String, 4096):
+            header = [0x30, 0x82, 0x02, 0x22, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01,
+                      0x01, 0x05, 0x00, 0x03, 0x82, 0x02, 0x0F, 0x00]
+        default:
+            return nil
+        }
+        return header + [UInt8](raw)
+    }
+}
+#endif

@@ -1,0 +1,212 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Runway
+import RunwayExamples
+import RunwayNIO
+import RunwayServer
+import Testing
+
+/// A transport in front of the real one that lets a test change a request after it was signed,
+/// or send a recorded one again — what an attacker on the path would do.
+final class InterferingTransport: Transport {
+    let inner: any Transport
+    let tamper: @Sendable (inout TransportRequest) -> Void
+    let sent = TestBox<[TransportRequest]>([])
+
+    init(_ inner: any Transport, tamper: @escaping @Sendable (inout TransportRequest) -> Void = { _ in }) {
+        self.inner = inner
+        self.tamper = tamper
+    }
+
+    var enforcesTimeout: Bool { inner.enforcesTimeout }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var request = request
+        tamper(&request)
+        sent.mutate { $0.append(request) }
+        return try await inner.send(request)
+    }
+}
+
+@Suite("Request signing and the server's verifier")
+@MainActor
+struct SigningTests {
+    nonisolated static let secret = SymmetricKey(data: Data(repeating: 7, count: 32))
+    nonisolated static let rotated = SymmetricKey(data: Data(repeating: 9, count: 32))
+
+    /// Runs `body` against a server that verifies signatures, with an engine over `transport`.
+    func withSignedServer(
+        keys: [String: [SymmetricKey]] = ["ios-app": [SigningTests.secret]],
+        signer: HMACSigner = HMACSigner(keyID: "ios-app", secret: SigningTests.secret),
+        tamper: @escaping @Sendable (inout TransportRequest) -> Void = { _ in },
+        _ body: (Engine, DemoServer, InterferingTransport) async throws -> Void
+    ) async throws {
+        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: keys))
+        let nio = AsyncHTTPClientTransport()
+        let transport = InterferingTransport(nio, tamper: tamper)
+        let engine = Engine(transport: transport)
+        var service = listingService(baseURL: server.baseURL)
+        service.signer = signer
+        engine.register(service)
+        engine.register(Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer))
+        do {
+            try await body(engine, server, transport)
+        } catch {
+            try? await nio.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await nio.shutdown()
+        await server.stop()
+    }
+
+    /// The verifier's machine-readable reason in a 401 body.
+    func reason(of error: any Error) -> String? {
+        guard case .httpStatus(401, let body) = error as? RunwayError else { return nil }
+        return (try? JSON(parsing: body))?["reason"]?.stringValue
+    }
+
+    func echoAPI(_ method: HTTPRequest.Method = .post, path: String = "/signed/echo/orders") -> TestAPI {
+        TestAPI(path: path, service: "signed", method: method)
+    }
+
+    @Test("signed GETs and POSTs round-trip through the verifier")
+    func roundTrip() async throws {
+        try await withSignedServer { engine, server, _ in
+            let rows = try await APIManager(SecondHandListAPI(), engine: engine).load(
+                with: ["city": "sh", "q": "a b+c/é"], reformedBy: ListingRowsReformer())
+            #expect(rows.count == 20)
+            let echo = try await APIManager(echoAPI(), engine: engine).load(with: ["amount": 12.5, "note": "多"])
+            #expect(echo.status == .ok)
+            #expect(server.probe.count("/listings/esf") == 1)
+        }
+    }
+
+    @Test("a request without a signature is refused as missing a header")
+    func unsigned() async throws {
+        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["ios-app": [Self.secret]]))
+        let nio = AsyncHTTPClientTransport()
+        let engine = Engine(transport: nio)
+        engine.register(listingService(baseURL: server.baseURL))
+        do {
+            _ = try await APIManager(SecondHandListAPI(), engine: engine).load()
+            Issue.record("an unsigned request must be refused")
+        } catch {
+            #expect(reason(of: error) == "missing_header")
+        }
+        #expect(server.probe.count("/listings/esf") == 0)
+        try await nio.shutdown()
+        await server.stop()
+    }
+
+    static let tamperings: [(String, @Sendable (inout TransportRequest) -> Void, String)] = [
+        ("method", { $0.head.method = .put }, "bad_signature"),
+        ("path", { $0.head.path = $0.head.path?.replacingOccurrences(of: "/orders", with: "/refunds") }, "bad_signature"),
+        ("query", { $0.head.path = ($0.head.path ?? "") + "&admin=true" }, "bad_signature"),
+        ("body", { $0.body = Data(#"{"amount":9999}"#.utf8) }, "bad_signature"),
+        ("timestamp", { request in
+            let field = RequestSignature.Field.timestamp
+            request.head.headerFields[field] = String((Int(request.head.headerFields[field] ?? "") ?? 0) - 1)
+        }, "bad_signature"),
+        ("key id", { $0.head.headerFields[RequestSignature.Field.keyID] = "other-app" }, "unknown_key"),
+        ("signature", { $0.head.headerFields[RequestSignature.Field.signature] = String(repeating: "0", count: 64) }, "bad_signature"),
+    ]
+
+    @Test("tampering with any signed part is refused with its reason", arguments: 0..<7)
+    func tampered(_ index: Int) async throws {
+        let (part, tamper, expected) = Self.tamperings[index]
+        try await withSignedServer(tamper: tamper) { engine, server, _ in
+            do {
+                _ = try await APIManager(echoAPI(), engine: engine).load(with: ["amount": 12])
+                Issue.record("tampering with the \(part) must be refused")
+            } catch {
+                #expect(reason(of: error) == expected, "tampered \(part)")
+            }
+            #expect(server.probe.count("/echo") == 0)
+        }
+    }
+
+    @Test("a replayed request is refused")
+    func replay() async throws {
+        try await withSignedServer { engine, server, transport in
+            _ = try await APIManager(echoAPI(), engine: engine).load(with: ["amount": 1])
+            let captured = try #require(transport.sent.value.first)
+            let replayed = try await transport.inner.send(captured)
+            #expect(replayed.head.status == .unauthorized)
+            #expect((try? JSON(parsing: replayed.body))?["reason"] == "replayed_nonce")
+            #expect(server.probe.count("/echo") == 1)
+        }
+    }
+
+    @Test("a clock skew beyond the window is refused either way; within it is accepted", arguments: [-301, 301, -299, 299])
+    func skew(_ seconds: Int) async throws {
+        let skewed = HMACSigner(keyID: "ios-app", secret: Self.secret, now: { Date().addingTimeInterval(Double(seconds)) })
+        try await withSignedServer(signer: skewed) { engine, _, _ in
+            do {
+                _ = try await APIManager(echoAPI(), engine: engine).load()
+                #expect(abs(seconds) < 300, "a skew of \(seconds) s must be refused")
+            } catch {
+                #expect(abs(seconds) > 300)
+                #expect(reason(of: error) == "stale_timestamp")
+            }
+        }
+    }
+
+    @Test("during a rotation both the old and the new secret are accepted; any other is not")
+    func rotation() async throws {
+        let keys = ["ios-app": [Self.secret, Self.rotated]]
+        for (secret, accepted) in [(Self.secret, true), (Self.rotated, true), (SymmetricKey(size: .bits256), false)] {
+            try await withSignedServer(keys: keys, signer: HMACSigner(keyID: "ios-app", secret: secret)) { engine, _, _ in
+                do {
+                    _ = try await APIManager(echoAPI(), engine: engine).load()
+                    #expect(accepted)
+                } catch {
+                    #expect(!accepted)
+                    #expect(reason(of: error) == "bad_signature")
+                }
+            }
+        }
+    }
+
+    @Test("the signer never shows its secret")
+    func secretHidden() {
+        let signer = HMACSigner(keyID: "ios-app", secret: SymmetricKey(data: Data("TOP-SECRET-BYTES-0123456789abcdef".utf8)))
+        for text in [String(describing: signer), String(reflecting: signer), "\(signer)"] {
+            #expect(!text.contains("TOP-SECRET"))
+            #expect(text.contains("ios-app"))
+        }
+    }
+}
+
+@Suite("The nonce store's bounds")
+struct NonceStoreTests {
+    @Test("a full store fails closed, and expired nonces make room again")
+    func bounded() async throws {
+        let start = Date()
+        let clock = TestBox(start)
+        let verifier = SignatureVerifier<BasicRequestContext>(
+            keys: ["k": [SigningTests.secret]], window: .seconds(300), maximumNonces: 2, now: { clock.value })
+        let server = try await DemoServer.start(signatureVerifier: verifier)
+        let nio = AsyncHTTPClientTransport()
+        let engine = Engine(transport: nio)
+        var service = Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL])
+        service.signer = HMACSigner(keyID: "k", secret: SigningTests.secret, now: { clock.value })
+        engine.register(service)
+        let api = TestAPI(path: "/signed/echo/n", service: "signed")
+        _ = try await APIManager(api, engine: engine).load()
+        _ = try await APIManager(api, engine: engine).load()
+        do {
+            _ = try await APIManager(api, engine: engine).load()
+            Issue.record("a third live nonce must be refused")
+        } catch {
+            guard case .httpStatus(401, let body) = error else { throw error }
+            #expect((try? JSON(parsing: body))?["reason"] == "nonce_store_full")
+        }
+        clock.set(start.addingTimeInterval(301))
+        _ = try await APIManager(api, engine: engine).load()
+        try await nio.shutdown()
+        await server.stop()
+    }
+}
