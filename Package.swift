@@ -91,6 +91,7 @@ let package = Package(
             name: "RunwayExamples",
             dependencies: [
                 "Runway",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings
@@ -104,6 +105,7 @@ let package = Package(
                 "RunwayServer",
                 "RunwayStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import Logging
 import Runway
 import RunwayExamples
@@ -29,7 +30,9 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let server = try await DemoServer.start()
+        // The listing APIs are signed: the server admits only requests its verifier accepts.
+        let server = try await DemoServer.start(
+            signatureVerifier: SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]]))
         let nio = AsyncHTTPClientTransport()
         do {
             try await runDemo(baseURL: server.baseURL, transport: transport == .nio ? nio : URLSessionTransport())
@@ -47,14 +50,15 @@ struct DemoCommand: AsyncParsableCommand {
         var logger = Logger(label: "runway")
         logger.logLevel = verbose ? .info : .warning
         let engine = Engine(transport: transport, logger: logger)
-        engine.register(listingService(baseURL: baseURL))
+        engine.register(
+            listingService(baseURL: baseURL, signer: HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret)))
 
         let managers: [any ListingLoading] = [
             APIManager(SecondHandListAPI(), engine: engine),
             APIManager(RentalListAPI(), engine: engine),
             APIManager(NewHomeListAPI(), engine: engine),
         ]
-        print("Runway demo — server at \(baseURL)\n")
+        print("Runway demo — server at \(baseURL), requests signed with key \(DemoSigningKey.keyID)\n")
         print("Listings, three APIs through one ListingRowsReformer:")
         print(pad("kind", 5) + pad("id", 6) + pad("name", 26) + pad("title", 24) + "price")
         var pins: [MapPin] = []

@@ -1,3 +1,5 @@
+public import Crypto
+import Foundation
 public import HTTPTypes
 public import Runway
 
@@ -8,15 +10,29 @@ extension ServiceID {
 
 /// The listing service: `{"code":0,"data":…}` envelopes, a base URL per environment.
 ///
-/// - parameter baseURL: Where the service runs in this process (the demo server's address).
-public func listingService(baseURL: String, environment: Runway.Environment = .develop) -> Service {
+/// - parameters:
+///   - baseURL: Where the service runs in this process (the demo server's address).
+///   - signer: Signs every request, when the server verifies signatures.
+public func listingService(
+    baseURL: String, environment: Runway.Environment = .develop, signer: (any RequestSigner)? = nil
+) -> Service {
     Service(
         id: .listings,
         environment: environment,
         baseURLs: [.develop: baseURL, .releaseCandidate: baseURL, .release: "https://listings.example.com"],
         commonParams: ["client": "runway-demo"],
+        signer: signer,
         convention: .codeEnvelope()
     )
+}
+
+/// The demo's signing key: the app and the demo server share it. A real app's key comes from
+/// its build configuration or a key store, never from source.
+public enum DemoSigningKey {
+    /// The key id the server looks the secret up by.
+    public static let keyID = "runway-demo-2026"
+    /// The demo secret (32 bytes).
+    public static let secret = SymmetricKey(data: Data("runway-demo-secret-not-for-production".utf8.prefix(32)))
 }
 
 /// A listing API of one kind: the three differ only in path and item keys.

@@ -9,7 +9,7 @@ struct ErrorMessageTests {
         .vetoed(reason: "r"), .httpStatus(code: 503, body: Data()), .business(code: 7, message: "m"),
         .invalidResponse(reason: "r"), .noContent, .timeout, .noNetwork(reason: .connectionRefused),
         .noNetwork(reason: .unreachable), .noNetwork(reason: .dnsFailure), .connectionLost, .cancelled,
-        .transport(description: "d"),
+        .insecureConnection(host: "h"), .pinningFailed(host: "h"), .tlsFailure(reason: "r"), .transport(description: "d"),
     ]
 
     @Test("every case has its own message in both languages, read from the package resources", arguments: everyCase)

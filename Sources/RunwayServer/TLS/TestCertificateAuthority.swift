@@ -81,8 +81,11 @@ public struct TestCertificateAuthority: Sendable {
             },
             issuerPrivateKey: .init(rootKey)
         )
-        let pin = Data(SHA256.hash(data: Data(leaf.publicKey.subjectPublicKeyInfoBytes))).base64EncodedString()
-        return (try leaf.serializeAsPEM().pemString, key.pemRepresentation, pin)
+        let pem = try leaf.serializeAsPEM().pemString
+        // The pin hashes the whole SubjectPublicKeyInfo DER (algorithm and key), as a client sees it.
+        let spki = try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem).extractPublicKey().toSPKIBytes()
+        let pin = Data(SHA256.hash(data: Data(spki))).base64EncodedString()
+        return (pem, key.pemRepresentation, pin)
     }
 
     /// A server TLS configuration presenting a fresh leaf of this authority, offering HTTP/2

@@ -1,0 +1,198 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import Runway
+
+@Suite("AWS Signature Version 4")
+struct AWSSignatureV4Tests {
+    static let exampleDate = Date(timeIntervalSince1970: 1_440_938_160)  // 2015-08-30T12:36:00Z
+    static let context = SigningContext(apiName: "Example", service: "aws", attempt: 1)
+
+    @Test("AWS's published example: IAM ListUsers, 2015-08-30T12:36:00Z, us-east-1")
+    func publishedExample() throws {
+        let signer = AWSSignatureV4Signer(
+            accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", region: "us-east-1",
+            service: "iam", sendsContentSHA256: false, now: { Self.exampleDate })
+        var request = HTTPRequest(
+            method: .get, scheme: "https", authority: "iam.amazonaws.com", path: "/?Action=ListUsers&Version=2010-05-08")
+        request.headerFields[.contentType] = "application/x-www-form-urlencoded; charset=utf-8"
+        try signer.sign(&request, body: nil, context: Self.context)
+        #expect(request.headerFields[HTTPField.Name("X-Amz-Date")!] == "20150830T123600Z")
+        #expect(
+            request.headerFields[.authorization]
+                == "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7")
+        #expect(!String(describing: signer).contains("wJalrXUtnFEMI"))
+    }
+
+    @Test("the content hash header is sent and signed unless turned off")
+    func contentHash() throws {
+        let signer = AWSSignatureV4Signer(
+            accessKeyID: "AKID", secretAccessKey: "secret", region: "eu-west-1", service: "s3", style: .s3,
+            now: { Self.exampleDate })
+        var request = HTTPRequest(method: .put, scheme: "https", authority: "bucket.s3.amazonaws.com", path: "/key")
+        try signer.sign(&request, body: Data("hello".utf8), context: Self.context)
+        #expect(
+            request.headerFields[HTTPField.Name("X-Amz-Content-Sha256")!]
+                == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
+        #expect(request.headerFields[.authorization]?.contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date") == true)
+    }
+
+    /// A small deterministic generator, so every run signs the same requests.
+    struct SplitMix {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func pick<T>(_ options: [T]) -> T { options[Int(next() % UInt64(options.count))] }
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    }
+
+    struct Case: Codable {
+        var method: String
+        var url: String
+        var headers: [String: String]
+        var body: String  // hex
+        var style: String
+        var service: String
+        var region: String
+        var access: String
+        var secret: String
+    }
+
+    static func generateCases(count: Int) -> [Case] {
+        var random = SplitMix(state: 20_260_830)
+        let pathPieces = ["a", "b c", "é", "日本", "!$&'()*+,;=:@", "~tilde", "50%", "..", ".", "", "x-y_z.txt", "über/ünter"]
+        let queryPieces = ["a", "b c", "é", "&", "=", "+", "~", "", "日", "q/r?s", "%41"]
+        let bodySizes = [0, 1, 17, 1000, 65_536, 100_003]
+        return (0..<count).map { index in
+            var path = ""
+            for _ in 0..<(1 + random.below(4)) {
+                path += "/" + QueryEncoder.percentEncode(random.pick(pathPieces)).replacingOccurrences(of: "%2F", with: "/")
+            }
+            if random.below(4) == 0 { path += "/" }
+            var pairs: [String] = []
+            for _ in 0..<random.below(6) {
+                let name = QueryEncoder.percentEncode(random.pick(queryPieces))
+                let value = QueryEncoder.percentEncode(random.pick(queryPieces))
+                switch random.below(4) {
+                case 0: pairs.append(name)  // a key with no value
+                case 1 where !pairs.isEmpty: pairs.append(pairs[random.below(pairs.count)])  // repeated key
+                default: pairs.append("\(name)=\(value)")
+                }
+            }
+            let query = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
+            let size = random.pick(bodySizes)
+            let body = (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            var headers = ["Content-Type": random.pick(["application/json", "text/plain;  charset=utf-8", "application/octet-stream"])]
+            if random.below(2) == 0 { headers["X-Custom-Meta"] = "  spaced   value  " }
+            let style = index % 3 == 0 ? "s3" : "standard"
+            let host = random.pick(["api.example.com", "bucket.s3.amazonaws.com", "example.com:8443"])
+            return Case(
+                method: random.pick(["GET", "PUT", "POST", "DELETE"]), url: "https://\(host)\(path.isEmpty ? "/" : path)\(query)",
+                headers: headers, body: body.map { String(format: "%02x", $0) }.joined(), style: style,
+                service: style == "s3" ? "s3" : random.pick(["execute-api", "iam", "dynamodb"]),
+                region: random.pick(["us-east-1", "eu-central-1", "ap-southeast-2"]), access: "AKIDEXAMPLE\(index)",
+                secret: "secret/\(index)+key")
+        }
+    }
+
+    static let botocoreScript = #"""
+        import sys, json, datetime
+        from unittest import mock
+        import botocore.auth as auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        cases = json.load(sys.stdin)
+        fixed = datetime.datetime(2015, 8, 30, 12, 36, 0)
+        out = []
+        with mock.patch.object(auth, "get_current_datetime", return_value=fixed):
+            for c in cases:
+                cls = auth.S3SigV4Auth if c["style"] == "s3" else auth.SigV4Auth
+                signer = cls(Credentials(c["access"], c["secret"]), c["service"], c["region"])
+                headers = dict(c["headers"])
+                if c["style"] == "standard":
+                    headers["X-Amz-Content-SHA256"] = c["payload"]
+                request = AWSRequest(method=c["method"], url=c["url"], data=bytes.fromhex(c["body"]), headers=headers)
+                signer.add_auth(request)
+                out.append(request.headers["Authorization"])
+        print(json.dumps(out))
+        """#
+
+    @Test("every generated request signs exactly as botocore's SigV4 signer signs it")
+    func matchesBotocore() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/env"),
+            (try? runPython(["-c", "import botocore"], input: Data())) != nil
+        else {
+            Issue.record("botocore is not installed: `pip install botocore`")
+            return
+        }
+        let cases = Self.generateCases(count: 300)
+        var expected: [String] = []
+        for item in cases {
+            let body = Data(hex: item.body)
+            let signer = AWSSignatureV4Signer(
+                accessKeyID: item.access, secretAccessKey: item.secret, region: item.region, service: item.service,
+                style: item.style == "s3" ? .s3 : .standard, now: { Self.exampleDate })
+            let url = try #require(URLComponents(string: item.url))
+            let authority = url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "")
+            var request = HTTPRequest(
+                method: .init(item.method) ?? .get, scheme: "https", authority: authority,
+                path: url.percentEncodedPath + (url.percentEncodedQuery.map { "?\($0)" } ?? ""))
+            for (name, value) in item.headers { request.headerFields[HTTPField.Name(name)!] = value }
+            try signer.sign(&request, body: body.isEmpty ? nil : body, context: Self.context)
+            expected.append(request.headerFields[.authorization] ?? "")
+        }
+        struct Input: Encodable {
+            var method, url, body, style, service, region, access, secret, payload: String
+            var headers: [String: String]
+        }
+        let inputs = cases.map { item in
+            Input(
+                method: item.method, url: item.url, body: item.body, style: item.style, service: item.service,
+                region: item.region, access: item.access, secret: item.secret,
+                payload: RequestSignature.sha256Hex(Data(hex: item.body)), headers: item.headers)
+        }
+        let output = try runPython(["-c", Self.botocoreScript], input: try JSONEncoder().encode(inputs))
+        let botocore = try JSONDecoder().decode([String].self, from: output)
+        #expect(botocore.count == expected.count)
+        var mismatches = 0
+        for (index, (ours, theirs)) in zip(expected, botocore).enumerated() where ours != theirs {
+            mismatches += 1
+            if mismatches <= 3 { Issue.record("case \(index) \(cases[index].url): ours \(ours) botocore \(theirs)") }
+        }
+        #expect(mismatches == 0)
+    }
+
+    func runPython(_ arguments: [String], input: Data) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = Pipe()
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw RunwayError.transport(description: "python3 exited \(process.terminationStatus)") }
+        return data
+    }
+}
+
+extension Data {
+    init(hex: String) {
+        var bytes: [UInt8] = []
+        var iterator = hex.utf8.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            bytes.append(UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) ?? 0)
+        }
+        self.init(bytes)
+    }
+}
