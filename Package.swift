@@ -38,6 +38,8 @@ let package = Package(
         .target(
             name: "Runway",
             dependencies: [
+                "RunwayStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

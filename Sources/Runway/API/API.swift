@@ -55,6 +55,16 @@ public protocol API: Sendable {
     var responseValidator: any ResponseValidator { get }
     /// Interceptors of this API; they run after the service's. Default: none.
     var interceptors: [any Interceptor] { get }
+    /// Whether and how responses are cached (`GET` and `HEAD` only). Default: ``CachePolicy/none``.
+    var cachePolicy: CachePolicy { get }
+    /// Bumped when the response's shape changes, so old entries are not used. Default: 0.
+    var cacheVersion: Int { get }
+    /// Params that do not change the response (timestamps, nonces), left out of the cache key.
+    /// Default: none.
+    var cacheIgnoredParams: Set<String> { get }
+    /// A value that separates cache entries per person (a user id), so entries can be removed on
+    /// logout with ``ResponseCache/removeEntries(sensitiveComponent:)``. Default: `nil`.
+    var cacheSensitiveComponent: String? { get }
 }
 
 extension API {
@@ -68,6 +78,10 @@ extension API {
     public var paramsValidator: any ParamsValidator { AcceptAllParams() }
     public var responseValidator: any ResponseValidator { AcceptAllResponses() }
     public var interceptors: [any Interceptor] { [] }
+    public var cachePolicy: CachePolicy { .none }
+    public var cacheVersion: Int { 0 }
+    public var cacheIgnoredParams: Set<String> { [] }
+    public var cacheSensitiveComponent: String? { nil }
 }
 
 /// Where a call's params go.

@@ -24,21 +24,27 @@ public final class Engine: Sendable {
     public let transport: any Transport
     /// Where each request's log line goes.
     public let logger: Logger
+    /// The response cache asked before the network, for APIs whose policy caches.
+    public let cache: ResponseCache?
     private let services = Locked<[ServiceID: RegisteredService]>([:])
-    private let sleep: @Sendable (Duration) async throws -> Void
+    let sleep: @Sendable (Duration) async throws -> Void
+    let coalescer = CallCoalescer()
 
     /// Creates an engine.
     ///
     /// - parameters:
     ///   - transport: How requests are sent.
+    ///   - cache: The response cache; `nil` sends every load to the network.
     ///   - logger: Receives one line per request; defaults to the label `runway`.
     ///   - sleep: Waits between retries; replace it to observe or shorten backoff in tests.
     public init(
         transport: any Transport,
+        cache: ResponseCache? = nil,
         logger: Logger = Logger(label: "runway"),
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.transport = transport
+        self.cache = cache
         self.logger = logger
         self.sleep = sleep
     }
@@ -68,117 +74,72 @@ public final class Engine: Sendable {
         }
     }
 
-    /// Performs one call of `api` with `params`: every attempt, landed and logged.
+    /// Performs one call of `api` with `params`: cache, then network (every attempt), landed and
+    /// logged.
     ///
-    /// Cancelling the calling task cancels the request on the wire and returns
+    /// For an API whose ``API/cachePolicy`` caches (`GET` and `HEAD` only): a fresh entry answers
+    /// without the network (unless `ignoringCache`); identical loads in flight share one network
+    /// call; a success is stored; and with `staleIfOffline` an expired entry answers, marked
+    /// stale, when the network is unreachable. Cancelling the calling task cancels the request
+    /// on the wire (unless identical loads still wait on it) and returns
     /// ``RunwayError/cancelled``.
     @concurrent
     public func perform<Endpoint: API>(
-        _ api: Endpoint, params: Parameters, loadID: LoadID? = nil
+        _ api: Endpoint, params: Parameters, loadID: LoadID? = nil, ignoringCache: Bool = false
     ) async -> Result<RawResponse, RunwayError> {
         let loadID = loadID ?? .next()
-        let clock = ContinuousClock()
-        let started = clock.now
-        var attempt = 0
-        var lastRequest: HTTPRequest?
-        var lastStatus: Int?
-        var bytes = 0
-        let result: Result<RawResponse, RunwayError>
+        let started = ContinuousClock.now
         guard let registered = services.withLock({ $0[api.service] }) else {
-            result = .failure(.invalidRequest(reason: "no service is registered as \"\(api.service)\""))
-            log(loadID, api, service: api.service, lastRequest, result, lastStatus, bytes, attempt, clock.now - started)
+            let result = Result<RawResponse, RunwayError>.failure(
+                .invalidRequest(reason: "no service is registered as \"\(api.service)\""))
+            log(loadID, api, service: api.service, result, Attempts(), ContinuousClock.now - started)
             return result
         }
         let service = registered.service
-        while true {
-            attempt += 1
-            var retryAfter: Duration?
-            let outcome: Result<RawResponse, RunwayError>
-            do throws(RunwayError) {
-                var prepared = try RequestBuilder.build(
-                    api: api, service: service, base: registered.baseURL.get(), params: params)
-                if let signer = service.signer {
-                    do {
-                        try signer.sign(
-                            &prepared.head, body: prepared.body,
-                            context: SigningContext(apiName: api.name, service: service.id, attempt: attempt))
-                    } catch {
-                        throw RunwayError.invalidRequest(reason: "signing failed: \(type(of: error))")
-                    }
-                }
-                lastRequest = prepared.head
-                let response = try await send(prepared, api: api)
-                lastStatus = response.head.status.code
-                bytes = response.body.count
-                retryAfter = Landing.retryAfter(in: response.head)
-                outcome = Landing.land(response, request: prepared.head, api: api, service: service, attempts: attempt)
-            } catch {
-                outcome = .failure(error)
-            }
-            if case .failure(let error) = outcome, !Task.isCancelled,
-                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt)
-            {
-                let delay = api.retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter)
-                do {
-                    try await sleep(delay)
-                    continue
-                } catch {
-                    result = .failure(.cancelled)
-                    break
-                }
-            }
-            result = outcome
-            break
+        let policy = api.cachePolicy
+        guard let cache, policy.tiers != .none, api.method == .get || api.method == .head else {
+            let (result, attempts) = await network(api, params: params, registered: registered)
+            log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
+            return result
         }
-        log(loadID, api, service: service.id, lastRequest, result, lastStatus, bytes, attempt, clock.now - started)
+
+        let key = CacheKey(api: api, service: service, params: params)
+        if !ignoringCache, let hit = cache.lookup(key, policy: policy, allowExpired: false) {
+            let result = landFromCache(hit, api: api, service: service, registered: registered, params: params)
+            log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), ContinuousClock.now - started)
+            return result
+        }
+        let attemptsSeen = Locked(Attempts())
+        var result = await coalescer.run(key.hash) { [self] in
+            let (result, attempts) = await network(api, params: params, registered: registered)
+            attemptsSeen.withLock { $0 = attempts }
+            if case .success(let response) = result { cache.store(response, key: key, api: api, policy: policy) }
+            return result
+        }
+        if policy.staleIfOffline, case .failure(let error) = result, error.isUnreachable,
+            let stale = cache.lookup(key, policy: policy, allowExpired: true)
+        {
+            result = landFromCache(stale, api: api, service: service, registered: registered, params: params)
+        }
+        log(loadID, api, service: service.id, result, attemptsSeen.withLock { $0 }, ContinuousClock.now - started)
         return result
     }
 
-    /// Sends one attempt, enforcing the API's timeout over the whole response.
-    private func send(_ prepared: PreparedRequest, api: some API) async throws(RunwayError) -> TransportResponse {
-        let request = TransportRequest(head: prepared.head, body: prepared.body, timeout: api.timeout, apiName: api.name)
-        let transport = self.transport
-        let timeout = api.timeout
-        do {
-            if transport.enforcesTimeout {
-                return try await transport.send(request)
-            }
-            return try await withThrowingTaskGroup(of: TransportResponse.self) { group in
-                group.addTask { try await transport.send(request) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw RunwayError.timeout
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw RunwayError.cancelled }
-                return first
-            }
-        } catch let error as RunwayError {
-            throw Task.isCancelled ? .cancelled : error
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            throw Task.isCancelled ? .cancelled : .transport(description: String(describing: error))
+    /// Lands a cached entry like a network response: the convention and the response validator
+    /// run again.
+    private func landFromCache(
+        _ hit: ResponseCache.Hit, api: some API, service: Service, registered: RegisteredService, params: Parameters
+    ) -> Result<RawResponse, RunwayError> {
+        let request = (try? RequestBuilder.build(api: api, service: service, base: registered.baseURL.get(), params: params).head)
+            ?? HTTPRequest(method: api.method, scheme: nil, authority: nil, path: api.path)
+        var head = HTTPResponse(status: .init(code: hit.entry.status))
+        for (name, value) in hit.entry.headers {
+            if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
         }
+        let age = Duration.seconds(max(0, (cache?.now() ?? Date()).timeIntervalSince(hit.entry.storedAt)))
+        return Landing.land(
+            TransportResponse(head: head, body: hit.entry.body), request: request, api: api, service: service, attempts: 0,
+            origin: .cache(tier: hit.tier, age: age, isStale: hit.isExpired), parsed: hit.entry.json)
     }
 
-    private func log(
-        _ loadID: LoadID, _ api: some API, service: ServiceID, _ request: HTTPRequest?,
-        _ result: Result<RawResponse, RunwayError>, _ status: Int?, _ bytes: Int, _ attempts: Int, _ duration: Duration
-    ) {
-        RequestLog.write(
-            to: logger, loadID: loadID, service: service, apiName: api.name, request: request, method: api.method,
-            result: result, status: status, bytes: bytes, attempts: attempts, duration: duration)
-    }
-}
-
-/// A registered service with its base URL parsed once, not on every request.
-struct RegisteredService: Sendable {
-    let service: Service
-    let baseURL: Result<RequestBuilder.BaseURL, RunwayError>
-
-    init(_ service: Service) {
-        self.service = service
-        self.baseURL = Result { () throws(RunwayError) in try RequestBuilder.baseURL(of: service) }
-    }
 }

@@ -5,14 +5,17 @@ import HTTPTypes
 /// parse, the service's convention, the API's response validator. It runs off the main actor.
 enum Landing {
     static func land(
-        _ response: TransportResponse, request: HTTPRequest, api: some API, service: Service, attempts: Int
+        _ response: TransportResponse, request: HTTPRequest, api: some API, service: Service, attempts: Int,
+        origin: ResponseOrigin = .network, parsed: JSON? = nil
     ) -> Result<RawResponse, RunwayError> {
         let status = response.head.status
         guard status.kind == .successful else {
             return .failure(.httpStatus(code: status.code, body: response.body))
         }
         var json: JSON?
-        if api.responseFormat == .json {
+        if api.responseFormat == .json, let parsed {
+            json = parsed
+        } else if api.responseFormat == .json {
             guard !response.body.isEmpty, status != .noContent else { return .failure(.noContent) }
             do {
                 json = try JSON(parsing: response.body)
@@ -21,7 +24,8 @@ enum Landing {
             }
         }
         let raw = RawResponse(
-            api: api, request: request, response: response.head, body: response.body, json: json, attempts: attempts)
+            api: api, request: request, response: response.head, body: response.body, json: json, attempts: attempts,
+            origin: origin)
         do {
             try service.convention.check(raw)
         } catch {

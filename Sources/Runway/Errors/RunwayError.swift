@@ -68,6 +68,14 @@ public enum RunwayError: Error, Sendable, Hashable {
     /// Whether this is a cancellation, which a delegate usually ignores rather than shows.
     public var isCancellation: Bool { self == .cancelled }
 
+    /// Whether the server could not be reached at all (what stale-if-offline answers).
+    public var isUnreachable: Bool {
+        switch self {
+        case .noNetwork, .connectionLost: return true
+        default: return false
+        }
+    }
+
     /// Whether trying the same request again may succeed: a 408 or 5xx status, a timeout, or a
     /// connection that could not be made or was lost.
     public var isTransient: Bool {

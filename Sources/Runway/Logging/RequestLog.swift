@@ -38,7 +38,11 @@ struct RequestLog {
             + Double(duration.components.attoseconds) / 1e15
         let outcome: String
         switch result {
-        case .success: outcome = "success"
+        case .success(let response):
+            switch response.origin {
+            case .network: outcome = "success"
+            case .cache(let tier, _, let isStale): outcome = "success (\(isStale ? "stale " : "")\(tier.rawValue) cache)"
+            }
         case .failure(.cancelled): outcome = "cancelled"
         case .failure(let error): outcome = "failure: \(error.messageKey)"
         }

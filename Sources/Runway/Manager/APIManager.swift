@@ -68,24 +68,32 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///
     /// The outcome is always delivered later, on the main actor, never from inside this call.
     ///
-    /// - parameter params: The params; `nil` asks the ``paramSource`` (or sends none).
+    /// - parameters:
+    ///   - params: The params; `nil` asks the ``paramSource`` (or sends none).
+    ///   - ignoringCache: Skip the cache lookup (pull to refresh); the fresh response is still stored.
     /// - returns: The load's identifier, or `nil` when the API's strategy
     ///   (``RequestStrategy/ignoreNewWhileLoading``) let the in-flight load serve it instead.
     @discardableResult
-    public func loadData(with params: Parameters? = nil) -> LoadID? {
-        begin(params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: true, waiter: nil)
+    public func loadData(with params: Parameters? = nil, ignoringCache: Bool = false) -> LoadID? {
+        begin(
+            params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: true, waiter: nil,
+            ignoringCache: ignoringCache)
     }
 
     /// Loads and returns the raw response; the delegate is not involved.
     ///
     /// Cancelling the calling task cancels the load (unless other callers wait on it too).
     ///
-    /// - parameter params: The params; `nil` asks the ``paramSource`` (or sends none).
+    /// - parameters:
+    ///   - params: The params; `nil` asks the ``paramSource`` (or sends none).
+    ///   - ignoringCache: Skip the cache lookup (pull to refresh); the fresh response is still stored.
     /// - throws: ``RunwayError``, exactly as a delegate would receive it.
     @discardableResult
-    public func load(with params: Parameters? = nil) async throws(RunwayError) -> RawResponse {
+    public func load(with params: Parameters? = nil, ignoringCache: Bool = false) async throws(RunwayError) -> RawResponse {
         let waiter = Waiter()
-        begin(params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter)
+        begin(
+            params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter,
+            ignoringCache: ignoringCache)
         return try await wait(for: waiter).get()
     }
 
@@ -130,7 +138,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     @discardableResult
     func begin(
         params: Parameters, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
-        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
+        ignoringCache: Bool = false, onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
     ) -> LoadID? {
         let id = LoadID.next()
         let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
@@ -160,7 +168,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
         let engine = self.engine
         let api = self.api
         let task = Task { [weak self] in
-            let result = await engine.perform(api, params: params, loadID: id)
+            let result = await engine.perform(api, params: params, loadID: id, ignoringCache: ignoringCache)
             self?.land(id, result)
         }
         tasks.insert(task, for: id)

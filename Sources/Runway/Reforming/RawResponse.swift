@@ -17,17 +17,23 @@ public struct RawResponse: Sendable {
     public let body: Data
     /// The body parsed once at landing, when the API's format is ``ResponseFormat/json``.
     public let json: JSON?
-    /// How many attempts the load took, 1 when the first succeeded.
+    /// How many attempts the load took, 1 when the first succeeded (0 for a cache hit).
     public let attempts: Int
+    /// Whether the network or a cache tier answered, and how old cached data is.
+    public let origin: ResponseOrigin
 
     /// Creates a response; the engine does this at landing, and stub-based tests may too.
-    public init(api: any API, request: HTTPRequest, response: HTTPResponse, body: Data, json: JSON?, attempts: Int = 1) {
+    public init(
+        api: any API, request: HTTPRequest, response: HTTPResponse, body: Data, json: JSON?, attempts: Int = 1,
+        origin: ResponseOrigin = .network
+    ) {
         self.api = api
         self.request = request
         self.response = response
         self.body = body
         self.json = json
         self.attempts = attempts
+        self.origin = origin
     }
 
     /// The HTTP status.

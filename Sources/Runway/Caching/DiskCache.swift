@@ -1,0 +1,208 @@
+import Foundation
+import GRDB
+import Logging
+import RunwayStorage
+
+/// The disk tier: an SQLite index (GRDB, WAL) in the caches role; small bodies inline, larger
+/// ones as files beside it; a size limit kept by trimming least-recently-used entries to 70 %
+/// in the background.
+///
+/// A database that SQLite finds corrupt or that is not a database at all is deleted and made
+/// again, with a log line: a cache may lose its contents, never crash the app.
+final class DiskCache: Sendable {
+    struct Configuration: Sendable {
+        var sizeLimit: Int64
+        var trimRatio: Double
+        var inlineThreshold: Int
+    }
+
+    private let pool: DatabasePool
+    private let blobs: URL
+    private let configuration: Configuration
+    private let totalSize: Locked<Int64>
+    private let trimming = Locked<Task<Void, Never>?>(nil)
+    private let logger: Logger
+
+    /// Opens (or makes again) the cache database in `container`'s caches role.
+    init(container: Container, configuration: Configuration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let name = "runway/http-cache.sqlite"
+        blobs = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches).deletingLastPathComponent()
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("entries-v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE entry (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    status INTEGER NOT NULL,
+                    headers BLOB NOT NULL,
+                    body BLOB,
+                    file TEXT,
+                    size INTEGER NOT NULL,
+                    stored_at DOUBLE NOT NULL,
+                    expires_at DOUBLE NOT NULL,
+                    accessed_at DOUBLE NOT NULL,
+                    api TEXT NOT NULL,
+                    sensitive TEXT
+                );
+                CREATE INDEX entry_accessed ON entry(accessed_at);
+                CREATE INDEX entry_api ON entry(api);
+                CREATE INDEX entry_sensitive ON entry(sensitive);
+                """)
+        }
+        var pool: DatabasePool
+        do {
+            let opened = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
+            // Touch the schema so a corrupt file is found now, not on the first request.
+            _ = try opened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }
+            pool = opened
+        } catch {
+            logger.warning("runway cache: the disk cache was unreadable and is made again", metadata: ["error": "\(error)"])
+            let url = try container.url(for: name, in: .caches)
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: url.path + suffix)
+            }
+            try? FileManager.default.removeItem(at: blobs)
+            try FileManager.default.createDirectory(at: blobs, withIntermediateDirectories: true)
+            pool = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
+        }
+        self.pool = pool
+        let size = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") } ?? 0
+        totalSize = Locked(size)
+    }
+
+    /// The entry of `key`, fresh or not; marks it recently used.
+    func entry(_ key: String, now: Date) -> CachedEntry? {
+        do {
+            let row = try pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM entry WHERE key = ?", arguments: [key]) }
+            guard let row else { return nil }
+            let body: Data
+            if let file: String = row["file"] {
+                guard let data = try? Data(contentsOf: blobs.appendingPathComponent(file)) else {
+                    remove(key)
+                    return nil
+                }
+                body = data
+            } else {
+                body = row["body"] ?? Data()
+            }
+            let headerData: Data = row["headers"] ?? Data()
+            let headers = (try? JSONDecoder().decode([String: String].self, from: headerData)) ?? [:]
+            try? pool.write { db in
+                try db.execute(sql: "UPDATE entry SET accessed_at = ? WHERE key = ?", arguments: [now.timeIntervalSince1970, key])
+            }
+            return CachedEntry(
+                key: key, status: row["status"], headers: headers, body: body, json: nil,
+                storedAt: Date(timeIntervalSince1970: row["stored_at"]), expiresAt: Date(timeIntervalSince1970: row["expires_at"]),
+                apiName: row["api"], sensitiveComponent: row["sensitive"])
+        } catch {
+            logger.warning("runway cache: disk read failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    func store(_ entry: CachedEntry, now: Date) {
+        let size = Int64(entry.body.count)
+        let inline = entry.body.count <= configuration.inlineThreshold
+        let file = inline ? nil : entry.key
+        do {
+            if let file {
+                try AtomicFile.write(entry.body, to: blobs.appendingPathComponent(file), capacity: SystemCapacity(), usage: .opportunistic)
+            }
+            let headers = (try? JSONEncoder().encode(entry.headers)) ?? Data("{}".utf8)
+            let previous = try pool.write { db -> Int64 in
+                let old = try Int64.fetchOne(db, sql: "SELECT size FROM entry WHERE key = ?", arguments: [entry.key]) ?? 0
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        entry.key, entry.status, headers, inline ? entry.body : nil, file, size,
+                        entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
+                        entry.apiName, entry.sensitiveComponent,
+                    ])
+                return old
+            }
+            if inline { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(entry.key)) }
+            let total = totalSize.withLock { total in
+                total += size - previous
+                return total
+            }
+            if total > configuration.sizeLimit { trimInBackground() }
+        } catch {
+            // Out of space or a failing disk: the cache simply does not keep this one.
+            logger.notice("runway cache: disk write skipped", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func remove(_ key: String) {
+        remove(where: "key = ?", [key])
+    }
+
+    func removeAll() { remove(where: "1", []) }
+
+    func removeAll(api: String) { remove(where: "api = ?", [api]) }
+
+    func removeAll(sensitiveComponent: String) { remove(where: "sensitive = ?", [sensitiveComponent]) }
+
+    private func remove(where condition: String, _ values: [String]) {
+        do {
+            let files = try pool.write { db -> [String] in
+                let files = try String.fetchAll(db, sql: "SELECT file FROM entry WHERE file IS NOT NULL AND \(condition)", arguments: StatementArguments(values))
+                try db.execute(sql: "DELETE FROM entry WHERE \(condition)", arguments: StatementArguments(values))
+                return files
+            }
+            for file in files { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(file)) }
+            let size = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") } ?? 0
+            totalSize.withLock { $0 = size }
+        } catch {
+            logger.warning("runway cache: disk removal failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    var size: Int64 { totalSize.withLock { $0 } }
+
+    var count: Int { (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }) ?? 0 }
+
+    /// Trims to ``Configuration/trimRatio`` of the limit, least recently used first, once at a time.
+    private func trimInBackground() {
+        trimming.withLock { running in
+            guard running == nil else { return }
+            running = Task.detached(priority: .background) { [self] in
+                self.trim()
+                self.trimming.withLock { $0 = nil }
+            }
+        }
+    }
+
+    /// Waits for a background trim, if one runs.
+    func waitForTrim() async {
+        await trimming.withLock { $0 }?.value
+    }
+
+    /// Deletes least recently used entries until the total is within the trim target.
+    func trim() {
+        let target = Int64(Double(configuration.sizeLimit) * configuration.trimRatio)
+        do {
+            let files = try pool.write { db -> [String] in
+                var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") ?? 0
+                var files: [String] = []
+                let rows = try Row.fetchCursor(db, sql: "SELECT key, size, file FROM entry ORDER BY accessed_at ASC")
+                var victims: [String] = []
+                while total > target, let row = try rows.next() {
+                    victims.append(row["key"])
+                    total -= row["size"]
+                    if let file: String = row["file"] { files.append(file) }
+                }
+                for key in victims { try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [key]) }
+                return files
+            }
+            for file in files { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(file)) }
+            let size = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") } ?? 0
+            totalSize.withLock { $0 = size }
+        } catch {
+            logger.warning("runway cache: trimming failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Purges the memory tier when the system runs short of memory.
+///
+/// Apple platforms: the dispatch memory-pressure source (warning and critical). Linux: a PSI
+/// trigger on `/proc/pressure/memory` (or the cgroup v2 `memory.pressure` of this process) —
+/// "some" tasks stalled on memory for 150 ms within a second wakes a background thread. Where the
+/// kernel offers neither, one log line says so and only ``ResponseCache/purge()`` remains.
+public final class MemoryPressureMonitor: Sendable {
+    /// Whether a pressure source is armed.
+    public let isActive: Bool
+    private let handler: @Sendable () -> Void
+    private let stopper: Locked<(@Sendable () -> Void)?>
+
+    /// Starts watching; `handler` runs (off the main actor) on each pressure event.
+    ///
+    /// - parameters:
+    ///   - pressureFiles: Linux only — the PSI files to try, in order.
+    ///   - logger: Receives the "unavailable" line.
+    public init(
+        pressureFiles: [String] = MemoryPressureMonitor.defaultPressureFiles(), logger: Logger = Logger(label: "runway.cache"),
+        handler: @escaping @Sendable () -> Void
+    ) {
+        self.handler = handler
+        #if canImport(Darwin)
+        let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global(qos: .utility))
+        source.setEventHandler(handler: handler)
+        source.activate()
+        isActive = true
+        stopper = Locked({ source.cancel() })
+        #else
+        var armed: (Int32, String)?
+        for path in pressureFiles {
+            let descriptor = open(path, O_RDWR | O_NONBLOCK)
+            guard descriptor >= 0 else { continue }
+            let trigger = "some 150000 1000000\0"
+            let written = trigger.withCString { write(descriptor, $0, strlen($0) + 1) }
+            if written > 0 {
+                armed = (descriptor, path)
+                break
+            }
+            close(descriptor)
+        }
+        guard let (descriptor, path) = armed else {
+            logger.notice(
+                "runway cache: memory-pressure notifications are unavailable here (no writable PSI file); only purge() empties the memory tier",
+                metadata: ["tried": "\(pressureFiles.joined(separator: ", "))"])
+            isActive = false
+            stopper = Locked(nil)
+            return
+        }
+        logger.debug("runway cache: watching memory pressure", metadata: ["psi": "\(path)"])
+        isActive = true
+        let running = Locked(true)
+        let thread = Thread { [handler] in
+            var poller = pollfd(fd: descriptor, events: Int16(POLLPRI), revents: 0)
+            while running.withLock({ $0 }) {
+                let ready = poll(&poller, 1, 500)
+                if ready > 0, poller.revents & Int16(POLLERR) != 0 { break }
+                if ready > 0, poller.revents & Int16(POLLPRI) != 0 { handler() }
+            }
+            close(descriptor)
+        }
+        thread.name = "runway.memory-pressure"
+        thread.start()
+        stopper = Locked({ running.withLock { $0 = false } })
+        #endif
+    }
+
+    /// Stops watching.
+    public func stop() {
+        stopper.withLock { stop in
+            stop?()
+            stop = nil
+        }
+    }
+
+    deinit { stop() }
+
+    /// Runs the handler as a pressure event would.
+    func simulatePressure() { handler() }
+
+    /// `/proc/pressure/memory`, then this process's cgroup v2 `memory.pressure`.
+    public static func defaultPressureFiles() -> [String] {
+        var files = ["/proc/pressure/memory"]
+        if let cgroup = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+            let line = cgroup.split(separator: "\n").first(where: { $0.hasPrefix("0::") })
+        {
+            files.append("/sys/fs/cgroup\(line.dropFirst(3))/memory.pressure")
+        }
+        return files
+    }
+}

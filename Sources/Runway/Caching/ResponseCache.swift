@@ -1,0 +1,159 @@
+import Foundation
+public import Logging
+public import RunwayStorage
+
+/// Runway's response cache: a memory tier over a disk tier, asked before the network.
+///
+/// Give it to an ``Engine``; APIs opt in with their ``API/cachePolicy``. Lookups go memory, then
+/// disk (a disk hit is promoted to memory), then network. A cache hit is landed like a network
+/// response — the API's response validator runs, interceptors and delegates see it the same way —
+/// and ``RawResponse/origin`` tells which tier answered and how old the data is.
+///
+/// For example:
+///
+/// ```swift
+/// let cache = try ResponseCache(container: Container(.system(appName: "com.acme.homes")))
+/// let engine = Engine(transport: URLSessionTransport(), cache: cache)
+/// // on logout:
+/// cache.removeEntries(sensitiveComponent: userID)
+/// ```
+public final class ResponseCache: Sendable {
+    /// Limits and thresholds.
+    public struct Configuration: Sendable {
+        /// Entries kept in memory at most.
+        public var memoryCountLimit: Int
+        /// Bytes kept in memory at most.
+        public var memoryCostLimit: Int
+        /// Bytes on disk at most; past it, least recently used entries are trimmed to
+        /// ``diskTrimRatio`` of it in the background.
+        public var diskSizeLimit: Int64
+        /// What a trim brings the disk tier down to, as a share of the limit.
+        public var diskTrimRatio: Double
+        /// Bodies up to this size are stored inside the database, larger ones as files.
+        public var inlineThreshold: Int
+
+        public init(
+            memoryCountLimit: Int = 500, memoryCostLimit: Int = 16 << 20, diskSizeLimit: Int64 = 50 << 20,
+            diskTrimRatio: Double = 0.7, inlineThreshold: Int = 20 << 10
+        ) {
+            self.memoryCountLimit = memoryCountLimit
+            self.memoryCostLimit = memoryCostLimit
+            self.diskSizeLimit = diskSizeLimit
+            self.diskTrimRatio = diskTrimRatio
+            self.inlineThreshold = inlineThreshold
+        }
+    }
+
+    let memory: MemoryCache
+    let disk: DiskCache?
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    /// Creates a cache; with a `container`, its disk tier lives in the container's caches role.
+    ///
+    /// - parameters:
+    ///   - container: Where the disk tier lives; `nil` keeps a memory tier only.
+    ///   - configuration: Limits and thresholds.
+    ///   - now: The clock for ages and expiry; replace it in tests.
+    ///   - logger: Where recoveries and unavailable features are reported.
+    /// - throws: When the disk tier can be neither opened nor made again.
+    public init(
+        container: Container? = nil, configuration: Configuration = Configuration(),
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "runway.cache")
+    ) throws {
+        memory = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
+        disk = try container.map {
+            try DiskCache(
+                container: $0,
+                configuration: .init(
+                    sizeLimit: configuration.diskSizeLimit, trimRatio: configuration.diskTrimRatio,
+                    inlineThreshold: configuration.inlineThreshold),
+                logger: logger)
+        }
+        self.now = now
+        self.logger = logger
+    }
+
+    // MARK: Management
+
+    /// Empties the memory tier: what to do under memory pressure. The disk tier stays.
+    public func purge() { memory.removeAll() }
+
+    /// Removes every entry of both tiers.
+    public func removeAll() {
+        memory.removeAll()
+        disk?.removeAll()
+    }
+
+    /// Removes every entry of the API named `apiName` (its ``API/name``).
+    public func removeEntries(forAPI apiName: String) {
+        memory.removeAll { $0.apiName == apiName }
+        disk?.removeAll(api: apiName)
+    }
+
+    /// Removes every entry stored under `component` (``API/cacheSensitiveComponent``): on logout.
+    public func removeEntries(sensitiveComponent component: String) {
+        memory.removeAll { $0.sensitiveComponent == component }
+        disk?.removeAll(sensitiveComponent: component)
+    }
+
+    /// Entries in memory and bytes they hold.
+    public var memoryUsage: (count: Int, bytes: Int) { (memory.count, memory.totalCost) }
+
+    /// Bytes the disk tier holds.
+    public var diskUsage: Int64 { disk?.size ?? 0 }
+
+    // MARK: Lookup and store
+
+    /// A hit: the entry, the tier, and whether it is expired.
+    struct Hit {
+        var entry: CachedEntry
+        var tier: CacheTier
+        var isExpired: Bool
+    }
+
+    /// Memory, then disk (promoting a disk hit). Expired entries are returned only with
+    /// `allowExpired` (for stale-if-offline).
+    func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool) -> Hit? {
+        let now = self.now()
+        if let entry = memory.entry(key.hash) {
+            if entry.expiresAt > now { return Hit(entry: entry, tier: .memory, isExpired: false) }
+            if allowExpired, policy.tiers == .memory { return Hit(entry: entry, tier: .memory, isExpired: true) }
+        }
+        guard policy.tiers == .memoryAndDisk, let disk, let entry = disk.entry(key.hash, now: now) else { return nil }
+        let fresh = entry.expiresAt > now
+        if fresh {
+            var promoted = entry
+            promoted.expiresAt = min(entry.expiresAt, now.addingTimeInterval(policy.memoryLifetime.seconds))
+            memory.store(promoted)
+        }
+        guard fresh || allowExpired else { return nil }
+        return Hit(entry: entry, tier: .disk, isExpired: !fresh)
+    }
+
+    /// Keeps a successful response in the tiers the policy names.
+    func store(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy) {
+        guard policy.tiers != .none else { return }
+        let now = self.now()
+        var headers: [String: String] = [:]
+        for field in response.response.headerFields { headers[field.name.canonicalName] = field.value }
+        let entry = CachedEntry(
+            key: key.hash, status: response.status.code, headers: headers, body: response.body, json: response.json,
+            storedAt: now, expiresAt: now.addingTimeInterval(policy.memoryLifetime.seconds), apiName: api.name,
+            sensitiveComponent: api.cacheSensitiveComponent)
+        memory.store(entry)
+        if policy.tiers == .memoryAndDisk, let disk {
+            var onDisk = entry
+            onDisk.json = nil
+            onDisk.expiresAt = now.addingTimeInterval(policy.diskLifetime.seconds)
+            disk.store(onDisk, now: now)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var seconds: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
