@@ -35,6 +35,10 @@ struct TestAPI: API {
     var paramsValidator: any ParamsValidator = AcceptAllParams()
     var responseValidator: any ResponseValidator = AcceptAllResponses()
     var interceptors: [any Interceptor] = []
+    var cachePolicy: CachePolicy = .none
+    var cacheVersion: Int = 0
+    var cacheIgnoredParams: Set<String> = []
+    var cacheSensitiveComponent: String?
 }
 
 /// A running demo server, an engine over the chosen transport, and the captured log.
@@ -60,6 +64,7 @@ struct Harness {
 func withHarness<T>(
     isolation: isolated (any Actor)? = #isolation,
     _ transport: TransportKind = .asyncHTTPClient,
+    cache: ResponseCache? = nil,
     sleep: (@Sendable (Duration) async throws -> Void)? = nil,
     _ body: (Harness) async throws -> T
 ) async throws -> T {
@@ -69,8 +74,8 @@ func withHarness<T>(
     let chosen: any Transport = nio ?? URLSessionTransport()
     let logger = Logger(label: "runway.test") { _ in log }
     let engine =
-        if let sleep { Engine(transport: chosen, logger: logger, sleep: sleep) } else {
-            Engine(transport: chosen, logger: logger)
+        if let sleep { Engine(transport: chosen, cache: cache, logger: logger, sleep: sleep) } else {
+            Engine(transport: chosen, cache: cache, logger: logger)
         }
     let harness = Harness(server: server, engine: engine, log: log)
     harness.registerServices()

@@ -1,0 +1,102 @@
+import Foundation
+import Runway
+import Testing
+@testable import Runway
+
+@Suite("Coalescing identical in-flight loads")
+@MainActor
+struct CoalescingTests {
+    /// Waits until `count` loads have joined the call of one key.
+    final class JoinWatch: Sendable {
+        private let state = TestBox<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+
+        func install(on engine: Engine) {
+            engine.coalescer.joined.withLock { hook in
+                hook = { [self] _, count in self.reached(count) }
+            }
+        }
+
+        private func reached(_ count: Int) {
+            var ready: [CheckedContinuation<Void, Never>] = []
+            state.mutate { state in
+                state.count = max(state.count, count)
+                ready = state.waiters.filter { $0.0 <= state.count }.map(\.1)
+                state.waiters.removeAll { $0.0 <= state.count }
+            }
+            for continuation in ready { continuation.resume() }
+        }
+
+        func wait(for count: Int) async {
+            await withCheckedContinuation { continuation in
+                var now = false
+                state.mutate { state in
+                    if state.count >= count { now = true } else { state.waiters.append((count, continuation)) }
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+
+    @Test("100 concurrent identical loads make one server request")
+    func hundredLoadsOneRequest() async throws {
+        let cache = try ResponseCache()
+        try await withHarness(cache: cache) { harness in
+            let watch = JoinWatch()
+            watch.install(on: harness.engine)
+            var api = TestAPI(path: "/faults/gate/shared")
+            api.cachePolicy = .memory()
+            let managers = (0..<100).map { _ in APIManager(api, engine: harness.engine) }
+            let loads = managers.map { manager in Task { try await manager.load(with: ["page": 1]) } }
+            await watch.wait(for: 100)
+            harness.probe.openGate("shared")
+            var delivered = 0
+            for load in loads {
+                let response = try await load.value
+                #expect(response.json?["data"]?["gate"] == "shared")
+                delivered += 1
+            }
+            #expect(delivered == 100)
+            #expect(harness.probe.count("/faults/gate/shared") == 1)
+        }
+    }
+
+    @Test("cancelling one waiting manager leaves the shared call to the others")
+    func cancellingOneWaiter() async throws {
+        let cache = try ResponseCache()
+        try await withHarness(cache: cache) { harness in
+            let watch = JoinWatch()
+            watch.install(on: harness.engine)
+            var api = TestAPI(path: "/faults/gate/kept")
+            api.cachePolicy = .memory()
+            let leaving = APIManager(api, engine: harness.engine)
+            let staying = APIManager(api, engine: harness.engine)
+            let leavingDelegate = RecordingDelegate()
+            leaving.delegate = leavingDelegate
+            leaving.loadData()
+            let kept = Task { try await staying.load() }
+            await watch.wait(for: 2)
+            leaving.cancelAllRequests()
+            await leavingDelegate.waitForEvents(1)
+            #expect(leavingDelegate.events[0].error == .cancelled)
+            harness.probe.openGate("kept")
+            let response = try await kept.value
+            #expect(response.json?["data"]?["gate"] == "kept")
+            #expect(harness.probe.count("/faults/gate/kept") == 1)
+        }
+    }
+
+    @Test("when every waiter is gone the shared call is cancelled on the wire")
+    func lastWaiterCancels() async throws {
+        let cache = try ResponseCache()
+        try await withHarness(cache: cache) { harness in
+            var api = TestAPI(path: "/faults/hang")
+            api.cachePolicy = .memory()
+            let manager = APIManager(api, engine: harness.engine)
+            let task = Task { try await manager.load() }
+            await harness.probe.wait(for: .holdStarted)
+            task.cancel()
+            await #expect(throws: RunwayError.cancelled) { try await task.value }
+            await harness.probe.wait(for: .holdClosed)
+        }
+    }
+}

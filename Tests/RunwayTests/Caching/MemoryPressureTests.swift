@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+import Testing
+@testable import Runway
+
+@Suite("Memory pressure purges the memory tier")
+struct MemoryPressureTests {
+    @Test("where no PSI file can be armed, one log line says the notifications are unavailable")
+    func unavailable() {
+        let log = LogCapture()
+        let monitor = MemoryPressureMonitor(
+            pressureFiles: ["/nonexistent/pressure/memory"], logger: Logger(label: "t") { _ in log }, handler: {})
+        #if os(Linux)
+        #expect(!monitor.isActive)
+        #expect(log.lines.filter { $0.message.contains("unavailable") }.count == 1)
+        #endif
+        monitor.stop()
+    }
+
+    #if os(Linux)
+    @Test("where the kernel offers PSI (and the process may arm a trigger), the monitor is armed")
+    func armedWhereOffered() throws {
+        let files = MemoryPressureMonitor.defaultPressureFiles().filter { FileManager.default.isWritableFile(atPath: $0) }
+        guard !files.isEmpty else { return }  // this kernel offers no PSI: the test above covers it
+        let log = LogCapture()
+        let monitor = MemoryPressureMonitor(pressureFiles: files, logger: Logger(label: "t") { _ in log }, handler: {})
+        #expect(monitor.isActive || log.lines.contains { $0.message.contains("unavailable") })
+        monitor.stop()
+    }
+    #endif
+
+    @Test("a pressure event empties the memory tier and leaves the disk tier")
+    func purgeOnPressure() throws {
+        let root = try CacheRoot()
+        let cache = try ResponseCache(container: root.container)
+        let monitor = MemoryPressureMonitor(pressureFiles: [], handler: { cache.purge() })
+        let entry = CachedEntry(
+            key: "k", status: 200, headers: [:], body: Data(count: 10), json: nil, storedAt: Date(),
+            expiresAt: Date().addingTimeInterval(60), apiName: "T", sensitiveComponent: nil)
+        cache.memory.store(entry)
+        cache.disk?.store(entry, now: Date())
+        #expect(cache.memoryUsage.count == 1)
+        monitor.simulatePressure()
+        #expect(cache.memoryUsage.count == 0)
+        #expect(cache.disk?.entry("k", now: Date()) != nil)
+        monitor.stop()
+    }
+}
