@@ -32,8 +32,8 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One cached response, as both tiers keep it.
-struct CachedEntry: Sendable {
-    var key: String
+@_spi(Benchmarks) public struct CachedEntry: Sendable {
+    @_spi(Benchmarks) public internal(set) var key: String
     var status: Int
     var headers: [String: String]
     var body: Data
@@ -46,4 +46,22 @@ struct CachedEntry: Sendable {
     var sensitiveComponent: String?
 
     var cost: Int { body.count + 256 }
+
+    @_spi(Benchmarks) public init(
+        key: String, status: Int, headers: [String: String], body: Data, json: JSON?, storedAt: Date, expiresAt: Date,
+        apiName: String, sensitiveComponent: String?
+    ) {
+        self.key = key
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.json = json
+        self.storedAt = storedAt
+        self.expiresAt = expiresAt
+        self.apiName = apiName
+        self.sensitiveComponent = sensitiveComponent
+    }
+
+    /// The body, for benchmarks that read entries back.
+    @_spi(Benchmarks) public var bytes: Data { body }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import Logging
-import RunwayStorage
+public import Logging
+public import RunwayStorage
 
 /// The disk tier: an SQLite index (GRDB, WAL) in the caches role; small bodies inline, larger
 /// ones as files beside it; a size limit kept by trimming least-recently-used entries to 70 %
@@ -9,11 +9,17 @@ import RunwayStorage
 ///
 /// A database that SQLite finds corrupt or that is not a database at all is deleted and made
 /// again, with a log line: a cache may lose its contents, never crash the app.
-final class DiskCache: Sendable {
-    struct Configuration: Sendable {
+@_spi(Benchmarks) public final class DiskCache: Sendable {
+    @_spi(Benchmarks) public struct Configuration: Sendable {
         var sizeLimit: Int64
         var trimRatio: Double
         var inlineThreshold: Int
+
+        @_spi(Benchmarks) public init(sizeLimit: Int64, trimRatio: Double, inlineThreshold: Int) {
+            self.sizeLimit = sizeLimit
+            self.trimRatio = trimRatio
+            self.inlineThreshold = inlineThreshold
+        }
     }
 
     private let pool: DatabasePool
@@ -21,10 +27,13 @@ final class DiskCache: Sendable {
     private let configuration: Configuration
     private let totalSize: Locked<Int64>
     private let trimming = Locked<Task<Void, Never>?>(nil)
+    /// Reads waiting to be recorded: a read stays a read, and recency is written with the next
+    /// write (or before a trim, which is the only thing that needs it).
+    private let pendingAccess = Locked<[String: TimeInterval]>([:])
     private let logger: Logger
 
     /// Opens (or makes again) the cache database in `container`'s caches role.
-    init(container: Container, configuration: Configuration, logger: Logger) throws {
+    @_spi(Benchmarks) public init(container: Container, configuration: Configuration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         let name = "runway/http-cache.sqlite"
@@ -72,7 +81,7 @@ final class DiskCache: Sendable {
     }
 
     /// The entry of `key`, fresh or not; marks it recently used.
-    func entry(_ key: String, now: Date) -> CachedEntry? {
+    @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
         do {
             let row = try pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM entry WHERE key = ?", arguments: [key]) }
             guard let row else { return nil }
@@ -88,9 +97,7 @@ final class DiskCache: Sendable {
             }
             let headerData: Data = row["headers"] ?? Data()
             let headers = (try? JSONDecoder().decode([String: String].self, from: headerData)) ?? [:]
-            try? pool.write { db in
-                try db.execute(sql: "UPDATE entry SET accessed_at = ? WHERE key = ?", arguments: [now.timeIntervalSince1970, key])
-            }
+            pendingAccess.withLock { $0[key] = now.timeIntervalSince1970 }
             return CachedEntry(
                 key: key, status: row["status"], headers: headers, body: body, json: nil,
                 storedAt: Date(timeIntervalSince1970: row["stored_at"]), expiresAt: Date(timeIntervalSince1970: row["expires_at"]),
@@ -101,7 +108,7 @@ final class DiskCache: Sendable {
         }
     }
 
-    func store(_ entry: CachedEntry, now: Date) {
+    @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {
         let size = Int64(entry.body.count)
         let inline = entry.body.count <= configuration.inlineThreshold
         let file = inline ? nil : entry.key
@@ -110,7 +117,9 @@ final class DiskCache: Sendable {
                 try AtomicFile.write(entry.body, to: blobs.appendingPathComponent(file), capacity: SystemCapacity(), usage: .opportunistic)
             }
             let headers = (try? JSONEncoder().encode(entry.headers)) ?? Data("{}".utf8)
+            let accesses = takePendingAccess()
             let previous = try pool.write { db -> Int64 in
+                try Self.record(accesses, in: db)
                 let old = try Int64.fetchOne(db, sql: "SELECT size FROM entry WHERE key = ?", arguments: [entry.key]) ?? 0
                 try db.execute(
                     sql: """
@@ -133,6 +142,19 @@ final class DiskCache: Sendable {
         } catch {
             // Out of space or a failing disk: the cache simply does not keep this one.
             logger.notice("runway cache: disk write skipped", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func takePendingAccess() -> [String: TimeInterval] {
+        pendingAccess.withLock { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+    }
+
+    private static func record(_ accesses: [String: TimeInterval], in db: Database) throws {
+        for (key, time) in accesses {
+            try db.execute(sql: "UPDATE entry SET accessed_at = ? WHERE key = ? AND accessed_at < ?", arguments: [time, key, time])
         }
     }
 
@@ -184,8 +206,10 @@ final class DiskCache: Sendable {
     /// Deletes least recently used entries until the total is within the trim target.
     func trim() {
         let target = Int64(Double(configuration.sizeLimit) * configuration.trimRatio)
+        let accesses = takePendingAccess()
         do {
             let files = try pool.write { db -> [String] in
+                try Self.record(accesses, in: db)
                 var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") ?? 0
                 var files: [String] = []
                 let rows = try Row.fetchCursor(db, sql: "SELECT key, size, file FROM entry ORDER BY accessed_at ASC")

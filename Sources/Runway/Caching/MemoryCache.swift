@@ -2,17 +2,17 @@ import Foundation
 
 /// The memory tier: an LRU with a count limit, a cost limit (bytes) and per-entry expiry, safe to
 /// use from any isolation domain.
-final class MemoryCache: Sendable {
+@_spi(Benchmarks) public final class MemoryCache: Sendable {
     private let lru: Locked<LRUCache<String, CachedEntry>>
 
-    init(countLimit: Int, costLimit: Int) {
+    @_spi(Benchmarks) public init(countLimit: Int, costLimit: Int) {
         lru = Locked(LRUCache(countLimit: countLimit, costLimit: costLimit))
     }
 
     /// The entry of `key`, fresh or not (the caller decides what an expired one is good for).
-    func entry(_ key: String) -> CachedEntry? { lru.withLock { $0.value(for: key) } }
+    @_spi(Benchmarks) public func entry(_ key: String) -> CachedEntry? { lru.withLock { $0.value(for: key) } }
 
-    func store(_ entry: CachedEntry) {
+    @_spi(Benchmarks) public func store(_ entry: CachedEntry) {
         lru.withLock { _ = $0.set(entry, for: entry.key, cost: entry.cost) }
     }
 

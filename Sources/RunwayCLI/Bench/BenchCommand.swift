@@ -37,14 +37,25 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
     var rounds = 5
 
+    @Option(help: "Which benchmarks: http, parse, cache or all.")
+    var suite: Suite = .all
+
+    @Option(help: "Entries in the memory-tier benchmark.")
+    var cacheEntries = 100_000
+
+    enum Suite: String, ExpressibleByArgument {
+        case http, parse, cache, all
+    }
+
     func run() async throws {
         let server = try await DemoServer.start()
         let nio = AsyncHTTPClientTransport()
         var logger = Logger(label: "runway.bench")
         logger.logLevel = .warning
         do {
-            try await httpScenarios(server: server, nio: nio, logger: logger)
-            try parseScenarios()
+            if suite == .http || suite == .all { try await httpScenarios(server: server, nio: nio, logger: logger) }
+            if suite == .parse || suite == .all { try parseScenarios() }
+            if suite == .cache || suite == .all { try CacheBench.run(entries: cacheEntries) }
         } catch {
             try? await nio.shutdown()
             await server.stop()

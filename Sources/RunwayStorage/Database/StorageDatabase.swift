@@ -10,6 +10,10 @@ public import GRDB
 public enum StorageDatabase {
     /// Opens (creating if needed) the database `name` in `role` of `container`.
     ///
+    /// In ``ContainerRole/caches`` the database commits with `synchronous = NORMAL`: with WAL the
+    /// file stays consistent, and a power cut may lose only the last commits — fine for data that
+    /// can be fetched again, and much cheaper than a sync per commit.
+    ///
     /// - parameters:
     ///   - name: A relative path such as `"cache/index.sqlite"`.
     ///   - migrator: Schema migrations, applied in order on open.
@@ -21,6 +25,9 @@ public enum StorageDatabase {
         let url = try container.url(for: name, in: role)
         var configuration = Configuration()
         configuration.journalMode = .wal
+        if role == .caches {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        }
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator?.migrate(pool)
         return pool

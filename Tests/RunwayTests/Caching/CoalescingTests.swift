@@ -1,7 +1,7 @@
 import Foundation
 import Runway
 import Testing
-@testable import Runway
+@_spi(Benchmarks) @testable import Runway
 
 @Suite("Coalescing identical in-flight loads")
 @MainActor

@@ -1,5 +1,5 @@
 import Testing
-@testable import Runway
+@_spi(Benchmarks) @testable import Runway
 
 @Suite("LRU with count and cost limits")
 struct LRUCacheTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Runway
+@_spi(Benchmarks) @testable import Runway
 
 @Suite("Memory pressure purges the memory tier")
 struct MemoryPressureTests {

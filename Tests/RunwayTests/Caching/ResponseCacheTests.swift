@@ -5,7 +5,7 @@ import Runway
 import RunwayServer
 import RunwayStorage
 import Testing
-@testable import Runway
+@_spi(Benchmarks) @testable import Runway
 
 /// A temporary container for a disk tier, removed afterwards.
 final class CacheRoot: Sendable {
