@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RunwayNIO", targets: ["RunwayNIO"]),
         .library(name: "RunwayServer", targets: ["RunwayServer"]),
         .library(name: "RunwayStorage", targets: ["RunwayStorage"]),
+        .library(name: "RunwayLinks", targets: ["RunwayLinks"]),
         .executable(name: "runway", targets: ["RunwayCLI"]),
     ],
     dependencies: [
@@ -56,6 +57,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The custom URL scheme router: strict validation, typed routes, outgoing URLs, Linux
+        // registration. Independent of the network layer and of every package (so the fuzz
+        // script can compile it with swiftc alone).
+        .target(
+            name: "RunwayLinks",
+            swiftSettings: strictSettings
+        ),
         // The AsyncHTTPClient transport: HTTP/1.1 and HTTP/2, pooled connections, gzip.
         .target(
             name: "RunwayNIO",
@@ -93,6 +101,7 @@ let package = Package(
             name: "RunwayExamples",
             dependencies: [
                 "Runway",
+                "RunwayLinks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -106,12 +115,18 @@ let package = Package(
                 "RunwayNIO",
                 "RunwayServer",
                 "RunwayStorage",
+                "RunwayLinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "RunwayLinksTests",
+            dependencies: ["RunwayLinks", "RunwayExamples"],
             swiftSettings: strictSettings
         ),
         .testTarget(

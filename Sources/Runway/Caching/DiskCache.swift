@@ -83,7 +83,9 @@ public import RunwayStorage
     /// The entry of `key`, fresh or not; marks it recently used.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
         do {
-            let row = try pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM entry WHERE key = ?", arguments: [key]) }
+            let row = try pool.read { db in
+                try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE key = ?"), arguments: [key])
+            }
             guard let row else { return nil }
             let body: Data
             if let file: String = row["file"] {
@@ -114,7 +116,9 @@ public import RunwayStorage
         let file = inline ? nil : entry.key
         do {
             if let file {
-                try AtomicFile.write(entry.body, to: blobs.appendingPathComponent(file), capacity: SystemCapacity(), usage: .opportunistic)
+                try AtomicFile.write(
+                    entry.body, to: blobs.appendingPathComponent(file), capacity: SystemCapacity(), usage: .opportunistic,
+                    durable: false)
             }
             let headers = (try? JSONEncoder().encode(entry.headers)) ?? Data("{}".utf8)
             let accesses = takePendingAccess()

@@ -22,11 +22,13 @@ public enum AtomicFile {
     ///   - permissions: The new file's mode (default 0600: private).
     ///   - capacity: Checked before writing; `nil` skips the check (a full disk is still reported).
     ///   - usage: What the write is for (see ``CapacityUsage``).
+    ///   - durable: Whether to flush the file and its folder to disk before returning. Still
+    ///     atomic without it; skip it only for data that can be made again (caches).
     /// - throws: ``StorageError/insufficientSpace(needed:available:)`` before anything is
     ///   written, or ``StorageError/io(operation:path:reason:)``.
     public static func write(
         _ data: Data, to url: URL, permissions: Int = 0o600, capacity: (any CapacitySource)? = SystemCapacity(),
-        usage: CapacityUsage = .important
+        usage: CapacityUsage = .important, durable: Bool = true
     ) throws(StorageError) {
         if let capacity {
             try capacity.ensure(Int64(data.count), at: url.deletingLastPathComponent(), for: usage)
@@ -48,7 +50,7 @@ public enum AtomicFile {
                 offset += written
             }
         }
-        if failure == nil, fsync(descriptor) != 0 { failure = FileSystem.fail("fsync", temporary) }
+        if durable, failure == nil, fsync(descriptor) != 0 { failure = FileSystem.fail("fsync", temporary) }
         close(descriptor)
         if let failure {
             unlink(temporary.path)
@@ -63,6 +65,6 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw error
         }
-        FileSystem.syncDirectory(directory)
+        if durable { FileSystem.syncDirectory(directory) }
     }
 }
