@@ -5,6 +5,11 @@ public import RunwayLinks
 public struct TodoItem: Sendable, Hashable {
     public var title: String
     public var due: Date
+
+    public init(title: String, due: Date) {
+        self.title = title
+        self.due = due
+    }
 }
 
 /// The to-do list the example's links add to.

@@ -59,6 +59,7 @@ public struct OutgoingURL: Sendable, Hashable {
         let hostAllowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.".utf8)
         guard host.utf8.allSatisfy(hostAllowed.contains) else { throw .malformed(reason: "invalid host \"\(host)\"") }
         if let port, !(0...65_535).contains(port) { throw .malformed(reason: "invalid port \(port)") }
+        if path.contains(where: \.isEmpty) { throw .malformed(reason: "empty path segment") }
         var text = scheme.lowercased() + "://" + host.lowercased()
         if let port { text += ":\(port)" }
         for segment in path { text += "/" + Self.encode(segment, keeping: Self.segmentKeeps) }

@@ -3,7 +3,7 @@
 /// Only `scheme://authority[/path][?query][#fragment]` is accepted. The text must be printable
 /// ASCII (anything else must arrive percent-encoded), at most ``LinkLimits/maximumLength``
 /// bytes. The scheme and host are lowercased (RFC 3986: both are case-insensitive); user info is
-/// refused. Each path segment, query key and value, the whole query and the fragment are
+/// refused; a path may end in one slash but may not hold empty segments. Each path segment, query key and value, the whole query and the fragment are
 /// percent-decoded exactly once and must be UTF-8 without control characters.
 public struct IncomingURL: Sendable, Hashable {
     /// The scheme, lowercased.
@@ -86,10 +86,14 @@ public struct IncomingURL: Sendable, Hashable {
         self.host = hostPart.lowercased()
         self.port = port
 
+        // One trailing slash is ignored (`/a/` is `/a`); an empty segment anywhere else (`/a//b`)
+        // is refused, so that every accepted path has exactly one spelling.
         var segments: [String] = []
-        if !pathRaw.isEmpty {
-            let parts = pathRaw.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-            for part in parts where !(part.isEmpty && part.endIndex == pathRaw.endIndex) {
+        var pathBody = pathRaw.dropFirst()
+        if pathBody.hasSuffix("/") { pathBody = pathBody.dropLast() }
+        if !pathBody.isEmpty {
+            for part in pathBody.split(separator: "/", omittingEmptySubsequences: false) {
+                guard !part.isEmpty else { throw .malformed(reason: "empty path segment") }
                 segments.append(try PercentDecoding.decode(part, component: "path"))
             }
         }
