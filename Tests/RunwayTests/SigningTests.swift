@@ -40,10 +40,11 @@ struct SigningTests {
     func withSignedServer(
         keys: [String: [SymmetricKey]] = ["ios-app": [SigningTests.secret]],
         signer: HMACSigner = HMACSigner(keyID: "ios-app", secret: SigningTests.secret),
+        serverNow: @escaping @Sendable () -> Date = { Date() },
         tamper: @escaping @Sendable (inout TransportRequest) -> Void = { _ in },
         _ body: (Engine, DemoServer, InterferingTransport) async throws -> Void
     ) async throws {
-        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: keys))
+        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: keys, now: serverNow))
         let nio = AsyncHTTPClientTransport()
         let transport = InterferingTransport(nio, tamper: tamper)
         let engine = Engine(transport: transport)
@@ -142,8 +143,10 @@ struct SigningTests {
 
     @Test("a clock skew beyond the window is refused either way; within it is accepted", arguments: [-301, 301, -299, 299])
     func skew(_ seconds: Int) async throws {
-        let skewed = HMACSigner(keyID: "ios-app", secret: Self.secret, now: { Date().addingTimeInterval(Double(seconds)) })
-        try await withSignedServer(signer: skewed) { engine, _, _ in
+        // Both clocks are fixed, so the skew is exactly what the test says, however slow the run.
+        let serverTime = Date(timeIntervalSince1970: 1_800_000_000)
+        let skewed = HMACSigner(keyID: "ios-app", secret: Self.secret, now: { serverTime.addingTimeInterval(Double(seconds)) })
+        try await withSignedServer(signer: skewed, serverNow: { serverTime }) { engine, _, _ in
             do {
                 _ = try await APIManager(echoAPI(), engine: engine).load()
                 #expect(abs(seconds) < 300, "a skew of \(seconds) s must be refused")

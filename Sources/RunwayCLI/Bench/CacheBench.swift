@@ -88,7 +88,7 @@ enum CacheBench {
 
     static func threshold() throws {
         print("Where the inline threshold belongs: the same sizes stored inline in SQLite vs as files (write+read ops/s):")
-        for bytes in [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20] {
+        for bytes in [4 << 10, 16 << 10, 64 << 10, 96 << 10, 128 << 10, 256 << 10, 1 << 20] {
             var rates: [Double] = []
             for inlineThreshold in [Int.max, 0] {
                 let (url, container) = try scratch()
