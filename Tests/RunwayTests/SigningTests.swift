@@ -52,15 +52,12 @@ struct SigningTests {
         service.signer = signer
         engine.register(service)
         engine.register(Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer))
-        do {
-            try await body(engine, server, transport)
-        } catch {
+        try await withCleanup({
             try? await nio.shutdown()
             await server.stop()
-            throw error
+        }) {
+            try await body(engine, server, transport)
         }
-        try await nio.shutdown()
-        await server.stop()
     }
 
     /// The verifier's machine-readable reason in a 401 body.

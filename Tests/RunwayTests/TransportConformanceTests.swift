@@ -16,15 +16,12 @@ struct TransportConformanceTests {
         let server = try await DemoServer.start()
         let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
         let transport: any Transport = nio ?? URLSessionTransport()
-        do {
-            try await body(transport, server)
-        } catch {
+        try await withCleanup({
             try? await nio?.shutdown()
             await server.stop()
-            throw error
+        }) {
+            try await body(transport, server)
         }
-        try await nio?.shutdown()
-        await server.stop()
     }
 
     func request(
@@ -136,7 +133,10 @@ struct AsyncHTTPClientTLSTests {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
         let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
-        do {
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
             let responses = try await withThrowingTaskGroup(of: TransportResponse.self) { group in
                 for index in 0..<20 {
                     group.addTask {
@@ -150,13 +150,7 @@ struct AsyncHTTPClientTLSTests {
             #expect(responses.count == 20)
             #expect(responses.allSatisfy { $0.httpVersion == "HTTP/2" && $0.head.status == .ok })
             #expect(server.probe.count("/echo") == 20)
-        } catch {
-            try? await transport.shutdown()
-            await server.stop()
-            throw error
         }
-        try await transport.shutdown()
-        await server.stop()
     }
 
     @Test("a certificate from an authority the client does not trust is refused")

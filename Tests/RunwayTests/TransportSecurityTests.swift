@@ -25,15 +25,12 @@ struct TransportSecurityTests {
             configuration: .init(tlsConfiguration: tls, pins: pins?(identity.spkiPin).map { [$0] } ?? []))
         let engine = Engine(transport: transport)
         engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
-        do {
-            try await body(engine, server)
-        } catch {
+        try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
-            throw error
+        }) {
+            try await body(engine, server)
         }
-        try await transport.shutdown()
-        await server.stop()
     }
 
     static let wrongPin = PublicKeyPins.pin(ofSPKI: Array("not the server's key".utf8))

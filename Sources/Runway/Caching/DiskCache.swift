@@ -76,7 +76,7 @@ public import RunwayStorage
             pool = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
         }
         self.pool = pool
-        let size = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") } ?? 0
+        let size = try pool.read { db in try Int64.fetchOne(db, sql: Self.totalSizeSQL) } ?? 0
         totalSize = Locked(size)
     }
 
@@ -179,13 +179,20 @@ public import RunwayStorage
                 try db.execute(sql: "DELETE FROM entry WHERE \(condition)", arguments: StatementArguments(values))
                 return files
             }
-            for file in files { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(file)) }
-            let size = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") } ?? 0
-            totalSize.withLock { $0 = size }
+            try discard(files)
         } catch {
             logger.warning("runway cache: disk removal failed", metadata: ["error": "\(error)"])
         }
     }
+
+    /// Deletes the blob files of removed rows and recounts the total from the index.
+    private func discard(_ files: [String]) throws {
+        for file in files { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(file)) }
+        let size = try pool.read { db in try Int64.fetchOne(db, sql: Self.totalSizeSQL) } ?? 0
+        totalSize.withLock { $0 = size }
+    }
+
+    static let totalSizeSQL = "SELECT COALESCE(SUM(size), 0) FROM entry"
 
     var size: Int64 { totalSize.withLock { $0 } }
 
@@ -214,7 +221,7 @@ public import RunwayStorage
         do {
             let files = try pool.write { db -> [String] in
                 try Self.record(accesses, in: db)
-                var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") ?? 0
+                var total = try Int64.fetchOne(db, sql: Self.totalSizeSQL) ?? 0
                 var files: [String] = []
                 let rows = try Row.fetchCursor(db, sql: "SELECT key, size, file FROM entry ORDER BY accessed_at ASC")
                 var victims: [String] = []
@@ -226,9 +233,7 @@ public import RunwayStorage
                 for key in victims { try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [key]) }
                 return files
             }
-            for file in files { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(file)) }
-            let size = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entry") } ?? 0
-            totalSize.withLock { $0 = size }
+            try discard(files)
         } catch {
             logger.warning("runway cache: trimming failed", metadata: ["error": "\(error)"])
         }

@@ -79,14 +79,24 @@ func withHarness<T>(
         }
     let harness = Harness(server: server, engine: engine, log: log)
     harness.registerServices()
-    do {
-        let result = try await body(harness)
-        try await nio?.shutdown()
-        await server.stop()
-        return result
-    } catch {
+    return try await withCleanup({
         try? await nio?.shutdown()
         await server.stop()
+    }) {
+        try await body(harness)
+    }
+}
+
+/// Runs `body`, then `cleanup` whether `body` threw or not (async `defer`).
+func withCleanup<T>(
+    isolation: isolated (any Actor)? = #isolation, _ cleanup: () async -> Void, _ body: () async throws -> T
+) async throws -> T {
+    do {
+        let result = try await body()
+        await cleanup()
+        return result
+    } catch {
+        await cleanup()
         throw error
     }
 }
