@@ -19,11 +19,15 @@ struct LinksCommand: AsyncParsableCommand {
         var scheme = "todolist"
 
         func run() async throws {
+            #if os(Linux)
             let executable = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
             let registration = DesktopRegistration(scheme: scheme, command: [executable, "links", "open"])
             let file = try registration.install()
             print("Registered \(scheme):// → \(file.path)")
             print(registration.xdgMime == nil ? "Default handler written to mimeapps.list (xdg-mime not installed)." : "Default handler set with xdg-mime.")
+            #else
+            throw ValidationError("registration is for Linux desktops; Apple platforms declare schemes in Info.plist")
+            #endif
         }
     }
 
@@ -34,8 +38,12 @@ struct LinksCommand: AsyncParsableCommand {
         var scheme = "todolist"
 
         func run() async throws {
+            #if os(Linux)
             try DesktopRegistration(scheme: scheme, command: []).uninstall()
             print("Unregistered \(scheme)://")
+            #else
+            throw ValidationError("registration is for Linux desktops; Apple platforms declare schemes in Info.plist")
+            #endif
         }
     }
 

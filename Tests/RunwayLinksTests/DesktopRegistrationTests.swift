@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import RunwayLinks
 import Testing
@@ -81,3 +82,4 @@ struct DesktopRegistrationTests {
         return String(decoding: data, as: UTF8.self)
     }
 }
+#endif

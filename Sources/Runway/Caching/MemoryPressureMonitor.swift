@@ -32,7 +32,8 @@ public final class MemoryPressureMonitor: Sendable {
         source.setEventHandler(handler: handler)
         source.activate()
         isActive = true
-        stopper = Locked({ source.cancel() })
+        let box = SourceBox(source)
+        stopper = Locked({ box.source.cancel() })
         #else
         var armed: (Int32, String)?
         for path in pressureFiles {
@@ -84,6 +85,14 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// Runs the handler as a pressure event would.
     func simulatePressure() { handler() }
+
+    #if canImport(Darwin)
+    /// Dispatch sources are thread-safe; the box carries one into the stop closure.
+    private final class SourceBox: @unchecked Sendable {
+        let source: any DispatchSourceMemoryPressure
+        init(_ source: any DispatchSourceMemoryPressure) { self.source = source }
+    }
+    #endif
 
     /// `/proc/pressure/memory`, then this process's cgroup v2 `memory.pressure`.
     public static func defaultPressureFiles() -> [String] {

@@ -35,6 +35,14 @@ struct JSONParser {
 
     private func fail(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
 
+    /// The bytes as a string when they are valid UTF-8 (overlong forms refused), else `nil`.
+    static func validatedString(_ bytes: some Collection<UInt8>) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return String(bytes: bytes, encoding: .utf8)
+    }
+
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -130,7 +138,7 @@ struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let slice = bytes[start..<index]
                 index += 1
-                guard let text = String(validating: slice, as: UTF8.self) else {
+                guard let text = JSONParser.validatedString(slice) else {
                     throw Failure(reason: "invalid UTF-8 in string", offset: start)
                 }
                 return text
@@ -145,7 +153,7 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: scalars, as: UTF8.self) else {
+                guard let text = JSONParser.validatedString(scalars) else {
                     throw Failure(reason: "invalid UTF-8 in string", offset: start)
                 }
                 return text

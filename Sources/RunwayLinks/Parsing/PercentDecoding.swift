@@ -1,3 +1,5 @@
+import Foundation
+
 /// Percent-decoding done once and strictly: `%` needs two hex digits, the result must be UTF-8
 /// (which refuses overlong forms like `%C0%AF`), and decoded control characters are refused.
 /// `+` is a plus sign (RFC 3986), not a space.
@@ -16,11 +18,19 @@ enum PercentDecoding {
                 bytes.append(byte)
             }
         }
-        guard let decoded = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8(component: component) }
+        guard let decoded = validatedString(bytes) else { throw .invalidUTF8(component: component) }
         if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) {
             throw .controlCharacter(component: component)
         }
         return decoded
+    }
+
+    /// The bytes as a string when they are valid UTF-8 (overlong forms refused), else `nil`.
+    static func validatedString(_ bytes: [UInt8]) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return String(bytes: bytes, encoding: .utf8)
     }
 
     static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -1,6 +1,8 @@
+#if os(Linux)
 import Foundation
 
-/// Registers a scheme handler on a Linux desktop: a `.desktop` entry with
+/// Registers a scheme handler on a Linux desktop (Linux only: Apple platforms declare schemes in
+/// the app's `Info.plist`): a `.desktop` entry with
 /// `MimeType=x-scheme-handler/<scheme>` under `$XDG_DATA_HOME/applications`, made the default
 /// handler through `xdg-mime` when it is installed (otherwise by writing the association into
 /// `$XDG_CONFIG_HOME/mimeapps.list` directly). Then `xdg-open <scheme>://…` runs the command.
@@ -126,3 +128,4 @@ public struct DesktopRegistration: Sendable {
         return nil
     }
 }
+#endif

@@ -63,7 +63,29 @@ enum FileSystem {
 
     /// Renames atomically within one file system.
     static func rename(_ source: URL, to destination: URL) throws(StorageError) {
-        guard Foundation.rename(source.path, destination.path) == 0 else { throw fail("rename", source) }
+        guard systemRename(source.path, destination.path) == 0 else { throw fail("rename", source) }
+    }
+
+    /// `write(2)`, named apart from the `write` methods of the types that call it.
+    static func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+        return Darwin.write(descriptor, bytes, count)
+        #elseif canImport(Musl)
+        return Musl.write(descriptor, bytes, count)
+        #else
+        return Glibc.write(descriptor, bytes, count)
+        #endif
+    }
+
+    /// `rename(2)`, named apart from ``rename(_:to:)``.
+    static func systemRename(_ source: String, _ destination: String) -> Int32 {
+        #if canImport(Darwin)
+        return Darwin.rename(source, destination)
+        #elseif canImport(Musl)
+        return Musl.rename(source, destination)
+        #else
+        return Glibc.rename(source, destination)
+        #endif
     }
 
     static func remove(_ url: URL) throws(StorageError) {
