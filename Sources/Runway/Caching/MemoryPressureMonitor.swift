@@ -49,7 +49,7 @@ public final class MemoryPressureMonitor: Sendable {
         }
         guard let (descriptor, path) = armed else {
             logger.notice(
-                "runway cache: memory-pressure notifications are unavailable here (no writable PSI file); only purge() empties the memory tier",
+                "runway cache: memory-pressure notifications are unavailable here (no PSI trigger could be armed); only purge() empties the memory tier",
                 metadata: ["tried": "\(pressureFiles.joined(separator: ", "))"])
             isActive = false
             stopper = Locked(nil)
