@@ -27,6 +27,7 @@ struct LoggingTests {
             #expect(line.metadata["runway.service"] == "test")
             #expect(line.metadata["http.method"] == "GET")
             #expect(line.metadata["http.status"] == "200")
+            #expect(line.metadata["http.version"] == "HTTP/1.1")
             #expect(line.metadata["runway.outcome"] == "success")
             #expect(Int(line.metadata["runway.bytes"] ?? "") ?? 0 > 0)
             #expect(Double(line.metadata["runway.duration_ms"] ?? "") != nil)

@@ -8,6 +8,7 @@ struct Attempts: Sendable {
     var request: HTTPRequest?
     var status: Int?
     var bytes = 0
+    var httpVersion: String?
 }
 
 extension Engine {
@@ -39,6 +40,7 @@ extension Engine {
                 let response = try await send(prepared, api: api)
                 seen.status = response.head.status.code
                 seen.bytes = response.body.count
+                seen.httpVersion = response.httpVersion
                 retryAfter = Landing.retryAfter(in: response.head)
                 outcome = Landing.land(response, request: prepared.head, api: api, service: service, attempts: attempt)
             } catch {
@@ -93,6 +95,7 @@ extension Engine {
     ) {
         RequestLog.write(
             to: logger, loadID: loadID, service: service, apiName: api.name, request: attempts.request, method: api.method,
-            result: result, status: attempts.status, bytes: attempts.bytes, attempts: attempts.count, duration: duration)
+            result: result, status: attempts.status, bytes: attempts.bytes, attempts: attempts.count, duration: duration,
+            httpVersion: attempts.httpVersion)
     }
 }

@@ -30,7 +30,7 @@ struct RequestLog {
     static func write(
         to logger: Logger, loadID: LoadID, service: ServiceID, apiName: String, request: HTTPRequest?,
         method: HTTPRequest.Method, result: Result<RawResponse, RunwayError>, status: Int?, bytes: Int,
-        attempts: Int, duration: Duration
+        attempts: Int, duration: Duration, httpVersion: String? = nil
     ) {
         let level: Logger.Level = result.isFailureOtherThanCancel ? .notice : .info
         guard logger.logLevel <= level else { return }
@@ -56,6 +56,7 @@ struct RequestLog {
                 "http.method": "\(method.rawValue)", "http.status": "\(statusText)",
                 "runway.duration_ms": "\(String(format: "%.1f", milliseconds))", "runway.bytes": "\(bytes)",
                 "runway.attempts": "\(attempts)", "runway.outcome": "\(outcome)",
+                "http.version": "\(httpVersion ?? "-")",
             ])
     }
 }
