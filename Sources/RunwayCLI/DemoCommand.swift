@@ -31,18 +31,10 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         // The listing APIs are signed: the server admits only requests its verifier accepts.
-        let server = try await DemoServer.start(
-            signatureVerifier: SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]]))
-        let nio = AsyncHTTPClientTransport()
-        do {
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]])
+        try await withDemoServer(signatureVerifier: verifier) { server, nio in
             try await runDemo(baseURL: server.baseURL, transport: transport == .nio ? nio : URLSessionTransport())
-        } catch {
-            try? await nio.shutdown()
-            await server.stop()
-            throw error
         }
-        try await nio.shutdown()
-        await server.stop()
     }
 
     @MainActor

@@ -48,21 +48,13 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let server = try await DemoServer.start()
-        let nio = AsyncHTTPClientTransport()
         var logger = Logger(label: "runway.bench")
         logger.logLevel = .warning
-        do {
+        try await withDemoServer { server, nio in
             if suite == .http || suite == .all { try await httpScenarios(server: server, nio: nio, logger: logger) }
             if suite == .parse || suite == .all { try parseScenarios() }
             if suite == .cache || suite == .all { try CacheBench.run(entries: cacheEntries) }
-        } catch {
-            try? await nio.shutdown()
-            await server.stop()
-            throw error
         }
-        try await nio.shutdown()
-        await server.stop()
     }
 
     private func httpScenarios(server: DemoServer, nio: AsyncHTTPClientTransport, logger: Logger) async throws {

@@ -28,22 +28,12 @@ public struct TestCertificateAuthority: Sendable {
     public init(commonName: String = "Runway Test CA") throws {
         let key = P256.Signing.PrivateKey()
         let name = try DistinguishedName { CommonName(commonName) }
-        let now = Date()
-        let certificate = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: .init(key.publicKey),
-            notValidBefore: now - 3600,
-            notValidAfter: now + 86_400,
-            issuer: name,
-            subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
+        let certificate = try Self.certificate(
+            for: key, subject: name, issuer: name, signedBy: key,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            },
-            issuerPrivateKey: .init(key)
-        )
+            })
         self.rootCertificate_ = certificate
         self.rootKey = key
         self.name = name
@@ -61,16 +51,8 @@ public struct TestCertificateAuthority: Sendable {
         certificatePEM: String, privateKeyPEM: String, spkiPin: String
     ) {
         let key = P256.Signing.PrivateKey()
-        let now = Date()
-        let leaf = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: .init(key.publicKey),
-            notValidBefore: now - 3600,
-            notValidAfter: now + 86_400,
-            issuer: name,
-            subject: try DistinguishedName { CommonName(commonName) },
-            signatureAlgorithm: .ecdsaWithSHA256,
+        let leaf = try Self.certificate(
+            for: key, subject: try DistinguishedName { CommonName(commonName) }, issuer: name, signedBy: rootKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
@@ -78,14 +60,24 @@ public struct TestCertificateAuthority: Sendable {
                 SubjectAlternativeNames([
                     .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
                 ])
-            },
-            issuerPrivateKey: .init(rootKey)
-        )
+            })
         let pem = try leaf.serializeAsPEM().pemString
         // The pin hashes the whole SubjectPublicKeyInfo DER (algorithm and key), as a client sees it.
         let spki = try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem).extractPublicKey().toSPKIBytes()
         let pin = Data(SHA256.hash(data: Data(spki))).base64EncodedString()
         return (pem, key.pemRepresentation, pin)
+    }
+
+    /// A P-256 certificate valid from an hour ago for a day.
+    private static func certificate(
+        for key: P256.Signing.PrivateKey, subject: DistinguishedName, issuer: DistinguishedName,
+        signedBy issuerKey: P256.Signing.PrivateKey, extensions: Certificate.Extensions
+    ) throws -> Certificate {
+        let now = Date()
+        return try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: now - 3600, notValidAfter: now + 86_400, issuer: issuer, subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: .init(issuerKey))
     }
 
     /// A server TLS configuration presenting a fresh leaf of this authority, offering HTTP/2
