@@ -60,12 +60,7 @@ public struct RoutePattern: Sendable {
         case .none:
             guard url.queryText == nil || url.queryText == "" else { return nil }
         case .text(let name, let converter, let optional):
-            if let text = url.queryText, !text.isEmpty {
-                guard let value = converter.convert(text) else { return nil }
-                values[name] = value
-            } else if !optional {
-                return nil
-            }
+            guard Self.capture(url.queryText, as: name, converter, optional: optional, into: &values) else { return nil }
         case .items(let converters, let required):
             guard required.isSubset(of: url.queryItems.keys), Set(url.queryItems.keys).isSubset(of: converters.keys) else {
                 return nil
@@ -79,13 +74,19 @@ public struct RoutePattern: Sendable {
         case .none:
             guard url.fragment == nil || url.fragment == "" else { return nil }
         case .parameter(let name, let converter, let optional):
-            if let text = url.fragment, !text.isEmpty {
-                guard let value = converter.convert(text) else { return nil }
-                values[name] = value
-            } else if !optional {
-                return nil
-            }
+            guard Self.capture(url.fragment, as: name, converter, optional: optional, into: &values) else { return nil }
         }
         return values
+    }
+
+    /// Converts a part that may be absent: an empty or missing part passes only when optional.
+    private static func capture(
+        _ text: String?, as name: String, _ converter: ParameterConverter, optional: Bool,
+        into values: inout [String: ParameterValue]
+    ) -> Bool {
+        guard let text, !text.isEmpty else { return optional }
+        guard let value = converter.convert(text) else { return false }
+        values[name] = value
+        return true
     }
 }
