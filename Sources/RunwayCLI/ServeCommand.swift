@@ -8,8 +8,11 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the demo server on 127.0.0.1 (an ephemeral port) until interrupted."
     )
 
+    @Flag(help: "Do not log each request (for benchmarks).")
+    var quiet = false
+
     func run() async throws {
-        let server = try await DemoServer.start(logLevel: .info)
+        let server = try await DemoServer.start(logLevel: quiet ? .critical : .info)
         print("Runway demo server at \(server.baseURL) — Ctrl-C to stop")
         while !Task.isCancelled {
             try await Task.sleep(for: .seconds(3600))

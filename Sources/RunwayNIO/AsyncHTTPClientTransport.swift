@@ -12,8 +12,12 @@ public import Runway
 ///
 /// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS), keeps connections pooled per
 /// host, and undoes gzip and deflate content encoding. Cancelling the calling task cancels the
-/// request, which closes its connection. It lives in the `RunwayNIO` product so that an app
-/// using only `Runway` never links SwiftNIO.
+/// request, which closes its connection. It never follows redirects: a 3xx comes back as a
+/// response, and the ``Runway/Engine`` decides about the next hop. The request's timeout covers
+/// the whole exchange, head and body: AsyncHTTPClient's own deadline ends when the head arrives,
+/// so the transport runs the exchange in a task that a timer cancels on the wire at the
+/// deadline; a read timeout (``Configuration/readTimeout``) backs it up for a peer that stalls.
+/// It lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
 ///
 /// For example:
 ///
@@ -37,6 +41,9 @@ public final class AsyncHTTPClientTransport: Transport {
         /// Public-key pins per host: a connection to a pinned host whose leaf certificate's key
         /// matches none of the pins fails with ``RunwayError/pinningFailed(host:)``.
         public var pins: [PublicKeyPins]
+        /// The longest silence allowed between two reads of a response, whatever the request's
+        /// own timeout: the backstop for a peer that stops sending. Default 30 seconds.
+        public var readTimeout: TimeAmount
 
         /// Creates a configuration.
         public init(
@@ -44,13 +51,15 @@ public final class AsyncHTTPClientTransport: Transport {
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
             idleTimeout: TimeAmount = .seconds(60),
             tlsConfiguration: TLSConfiguration? = nil,
-            pins: [PublicKeyPins] = []
+            pins: [PublicKeyPins] = [],
+            readTimeout: TimeAmount = .seconds(30)
         ) {
             self.maximumBodySize = maximumBodySize
             self.httpVersion = httpVersion
             self.idleTimeout = idleTimeout
             self.tlsConfiguration = tlsConfiguration
             self.pins = pins
+            self.readTimeout = readTimeout
         }
     }
 
@@ -79,8 +88,9 @@ public final class AsyncHTTPClientTransport: Transport {
     private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: configuration.tlsConfiguration,
-            redirectConfiguration: .follow(max: 5, allowCycles: false),
-            timeout: .init(connect: .seconds(10)),
+            // The engine owns redirects: it re-checks every hop against the service's rules.
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: configuration.readTimeout),
             decompression: .enabled(limit: .ratio(100))
         )
         clientConfiguration.httpVersion = configuration.httpVersion
@@ -96,7 +106,7 @@ public final class AsyncHTTPClientTransport: Transport {
         for pinned in pinnedClients.values { try await pinned.shutdown() }
     }
 
-    /// AsyncHTTPClient's deadline covers the whole request, body included.
+    /// The transport's deadline covers the whole exchange, body included.
     public var enforcesTimeout: Bool { true }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -118,12 +128,19 @@ public final class AsyncHTTPClientTransport: Transport {
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
         let host = Self.host(ofAuthority: authority)
         let client = pinnedClients[host] ?? self.client
+        let maximumBodySize = self.maximumBodySize
+        let deadline = NIODeadline.now() + timeout
+        let prepared = outbound
         do {
-            let response = try await client.execute(outbound, timeout: timeout)
-            let buffer = try await response.body.collect(upTo: maximumBodySize)
-            let body = Data(buffer.readableBytesView)
-            let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
-            return TransportResponse(head: Self.head(of: response), body: body, httpVersion: version)
+            // Head and body under one deadline: the exchange runs in its own task, which the
+            // event loop's timer cancels (closing the connection) if the deadline passes first.
+            return try await ExchangeDeadline.run(deadline, on: client.eventLoopGroup.any()) {
+                let response = try await client.execute(prepared, deadline: deadline)
+                let buffer = try await response.body.collect(upTo: maximumBodySize)
+                let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
+                return TransportResponse(
+                    head: Self.head(of: response), body: Data(buffer.readableBytesView), httpVersion: version)
+            }
         } catch {
             throw Self.classify(error)
         }

@@ -7,6 +7,8 @@ import RunwayExamples
 import RunwayNIO
 import RunwayServer
 import Testing
+import AsyncHTTPClient
+import NIOCore
 
 /// A transport in front of the real one that lets a test change a request after it was signed,
 /// or send a recorded one again — what an attacker on the path would do.
@@ -99,11 +101,15 @@ struct SigningTests {
         await server.stop()
     }
 
-    static let tamperings: [(String, @Sendable (inout TransportRequest) -> Void, String)] = [
+    nonisolated static let tamperings: [(String, @Sendable (inout TransportRequest) -> Void, String)] = [
         ("method", { $0.head.method = .put }, "bad_signature"),
         ("path", { $0.head.path = $0.head.path?.replacingOccurrences(of: "/orders", with: "/refunds") }, "bad_signature"),
         ("query", { $0.head.path = ($0.head.path ?? "") + "&admin=true" }, "bad_signature"),
-        ("body", { $0.body = Data(#"{"amount":9999}"#.utf8) }, "bad_signature"),
+        ("body", { $0.body = Data(#"{"amount":9999}"#.utf8) }, "body_mismatch"),
+        ("declared body hash", { $0.head.headerFields[RequestSignature.Field.contentSHA256] = RequestSignature.sha256Hex(Data("x".utf8)) }, "bad_signature"),
+        ("host", { $0.head.authority = $0.head.authority?.replacingOccurrences(of: "127.0.0.1", with: "localhost") }, "bad_signature"),
+        ("content type", { $0.head.headerFields[.contentType] = "text/plain" }, "bad_signature"),
+        ("signed header list", { $0.head.headerFields[RequestSignature.Field.signedHeaders] = "x-other" }, "malformed_request"),
         ("timestamp", { request in
             let field = RequestSignature.Field.timestamp
             request.head.headerFields[field] = String((Int(request.head.headerFields[field] ?? "") ?? 0) - 1)
@@ -112,7 +118,7 @@ struct SigningTests {
         ("signature", { $0.head.headerFields[RequestSignature.Field.signature] = String(repeating: "0", count: 64) }, "bad_signature"),
     ]
 
-    @Test("tampering with any signed part is refused with its reason", arguments: 0..<7)
+    @Test("tampering with any signed part is refused with its reason", arguments: 0..<SigningTests.tamperings.count)
     func tampered(_ index: Int) async throws {
         let (part, tamper, expected) = Self.tamperings[index]
         try await withSignedServer(tamper: tamper) { engine, server, _ in
@@ -182,12 +188,13 @@ struct SigningTests {
 
 @Suite("The nonce store's bounds")
 struct NonceStoreTests {
-    @Test("a full store fails closed, and expired nonces make room again")
+    @Test("a full store fails closed with 503, and expired nonces make room again")
     func bounded() async throws {
         let start = Date()
         let clock = TestBox(start)
         let verifier = SignatureVerifier<BasicRequestContext>(
-            keys: ["k": [SigningTests.secret]], window: .seconds(300), maximumNonces: 2, now: { clock.value })
+            keys: ["k": [SigningTests.secret]], window: .seconds(300), nonces: MemoryNonceStore(capacity: 2),
+            now: { clock.value })
         let server = try await DemoServer.start(signatureVerifier: verifier)
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio)
@@ -201,12 +208,119 @@ struct NonceStoreTests {
             _ = try await APIManager(api, engine: engine).load()
             Issue.record("a third live nonce must be refused")
         } catch {
-            guard case .httpStatus(401, let body) = error else { throw error }
+            guard case .httpStatus(503, let body) = error else { throw error }
             #expect((try? JSON(parsing: body))?["reason"] == "nonce_store_full")
         }
         clock.set(start.addingTimeInterval(301))
         _ = try await APIManager(api, engine: engine).load()
         try await nio.shutdown()
         await server.stop()
+    }
+}
+
+@Suite("The canonical request, version 2")
+struct CanonicalRequestTests {
+    func query(_ text: String) throws -> String { try RequestSignature.canonicalQuery(text) }
+
+    @Test("repeated names keep their order; other pairs sort by name")
+    func repeatedKeys() throws {
+        #expect(try query("role=user&b=2&role=admin&a=1") == "a=1&b=2&role=user&role=admin")
+        #expect(try query("role=user&role=admin") != (try query("role=admin&role=user")))
+    }
+
+    @Test("percent-encoding is decoded to bytes once: %FF and %25FF differ; spellings of one byte agree")
+    func bytes() throws {
+        #expect(try query("v=%FF") == "v=%FF")
+        #expect(try query("v=%25FF") == "v=%25FF")
+        #expect(try query("v=%7e%41") == "v=~A")
+        #expect(try query("v=a:b") == (try query("v=a%3Ab")))
+    }
+
+    @Test("+ and %2B sign differently")
+    func plus() throws {
+        #expect(try query("q=a+b") == "q=a+b")
+        #expect(try query("q=a%2Bb") == "q=a%2Bb")
+    }
+
+    @Test("invalid percent-encoding and raw bytes that must be encoded are refused")
+    func invalid() {
+        for text in ["v=%G1", "v=%4", "v=%", "v=a b", "v=\u{7F}", "v=é"] {
+            #expect(throws: RequestSignature.FormatError.self, "\(text)") { try query(text) }
+        }
+    }
+
+    @Test("scheme and authority are part of the text; default ports are dropped")
+    func origin() throws {
+        func text(_ scheme: String, _ authority: String) throws -> String {
+            try RequestSignature.canonicalRequest(
+                RequestSignature.Parts(
+                    method: "GET", scheme: scheme, authority: authority, pathAndQuery: "/a?x=1",
+                    signedFields: [("content-type", nil)], bodySHA256: RequestSignature.sha256Hex(nil), timestamp: 1,
+                    nonce: "n", keyID: "k"))
+        }
+        #expect(try text("https", "API.example.com:443") == (try text("https", "api.example.com")))
+        #expect(try text("https", "api.example.com") != (try text("http", "api.example.com")))
+        #expect(try text("https", "api.example.com") != (try text("https", "evil.example.com")))
+    }
+
+    @Test("a signer refuses a query it cannot put in canonical form")
+    func signerRefuses() throws {
+        let signer = HMACSigner(keyID: "k", secret: SymmetricKey(size: .bits256))
+        var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/a?bad=%ZZ")
+        #expect(throws: RequestSignature.FormatError.self) {
+            try signer.sign(&request, body: nil, context: SigningContext(apiName: "A", service: "s", attempt: 1))
+        }
+        #expect(request.headerFields[RequestSignature.Field.signature] == nil)
+    }
+}
+
+@Suite("The verifier's cost to a caller without the key")
+struct VerifierStarvationTests {
+    @Test("a bad signature is refused before any of the body is read", .timeLimit(.minutes(1)))
+    func refusedBeforeBody() async throws {
+        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["k": [SigningTests.secret]]))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await withCleanup({
+            try? await client.shutdown()
+            await server.stop()
+        }) {
+            var request = HTTPClientRequest(url: "\(server.baseURL)/signed/echo/upload")
+            request.method = .POST
+            request.headers.add(name: "X-Runway-Key-Id", value: "k")
+            request.headers.add(name: "X-Runway-Timestamp", value: String(Int(Date().timeIntervalSince1970)))
+            request.headers.add(name: "X-Runway-Nonce", value: "n1")
+            request.headers.add(name: "X-Runway-Content-Sha256", value: String(repeating: "a", count: 64))
+            request.headers.add(name: "X-Runway-Signed-Headers", value: "content-type")
+            request.headers.add(name: "X-Runway-Signature", value: String(repeating: "0", count: 64))
+            // A body that sends one chunk and then never ends: a verifier that reads the body
+            // before checking the signature never answers.
+            let (chunks, continuation) = AsyncStream<ByteBuffer>.makeStream()
+            continuation.yield(ByteBuffer(repeating: 0x41, count: 64 * 1024))
+            request.body = .stream(chunks, length: .known(Int64(4 << 20)))
+            let response = try await client.execute(request, timeout: .seconds(30))
+            #expect(response.status.code == 401)
+            let body = try await response.body.collect(upTo: 1 << 16)
+            #expect((try? JSON(parsing: Data(body.readableBytesView)))?["reason"] == "bad_signature")
+            continuation.finish()
+        }
+    }
+}
+
+@Suite("MemoryNonceStore")
+struct MemoryNonceStoreTests {
+    @Test("a live nonce is a replay; an expired one is forgotten; a full store says so")
+    func lifecycle() {
+        let store = MemoryNonceStore(capacity: 2)
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        #expect(store.record("a", expiry: start.addingTimeInterval(10), now: start) == .fresh)
+        #expect(store.record("a", expiry: start.addingTimeInterval(10), now: start.addingTimeInterval(5)) == .replayed)
+        #expect(store.record("b", expiry: start.addingTimeInterval(20), now: start) == .fresh)
+        #expect(store.record("c", expiry: start.addingTimeInterval(20), now: start) == .full)
+        // Ten seconds on, "a" has expired: room for "c", and "a" may be used again.
+        #expect(store.record("c", expiry: start.addingTimeInterval(30), now: start.addingTimeInterval(11)) == .fresh)
+        #expect(store.count == 2)
+        // A long jump forward expires everything at once.
+        #expect(store.record("d", expiry: start.addingTimeInterval(10_000), now: start.addingTimeInterval(9_000)) == .fresh)
+        #expect(store.count == 1)
     }
 }

@@ -39,8 +39,19 @@ public protocol API: Sendable {
     var name: String { get }
     /// Where params go. Default: ``ParamEncoding/automatic``.
     var paramEncoding: ParamEncoding { get }
-    /// How long a whole response may take, per attempt. Default: 20 seconds.
+    /// How long one attempt may take, from sending to the body's last byte, every redirect hop
+    /// included. Default: 20 seconds.
     var timeout: Duration { get }
+    /// How long the whole load may take, across attempts, redirects and the waits between
+    /// retries; `nil` bounds each attempt only. Default: `nil`.
+    ///
+    /// With the default ``timeout`` and ``retryPolicy`` a load that keeps timing out can take a
+    /// minute; a total deadline caps that. A retry whose wait would end past the deadline is not
+    /// made: the load fails with the last attempt's error.
+    var totalTimeout: Duration? { get }
+    /// Whether and how far redirects are followed. Default: ``RedirectPolicy/default``
+    /// (same origin only, five hops).
+    var redirectPolicy: RedirectPolicy { get }
     /// What a load does while another is in flight. Default: ``RequestStrategy/allowConcurrent``.
     var requestStrategy: RequestStrategy { get }
     /// When failed attempts are retried. Default: ``RetryPolicy/default``.
@@ -65,12 +76,17 @@ public protocol API: Sendable {
     /// A value that separates cache entries per person (a user id), so entries can be removed on
     /// logout with ``ResponseCache/removeEntries(sensitiveComponent:)``. Default: `nil`.
     var cacheSensitiveComponent: String? { get }
+    /// Request header fields whose values change the response, so that they are part of the
+    /// cache key, beyond `Accept-Language` which always is. Default: none.
+    var cacheVaryingHeaderFields: [HTTPField.Name] { get }
 }
 
 extension API {
     public var name: String { String(describing: Self.self) }
     public var paramEncoding: ParamEncoding { .automatic }
     public var timeout: Duration { .seconds(20) }
+    public var totalTimeout: Duration? { nil }
+    public var redirectPolicy: RedirectPolicy { .default }
     public var requestStrategy: RequestStrategy { .allowConcurrent }
     public var retryPolicy: RetryPolicy { .default }
     public var headers: HTTPFields { [:] }
@@ -82,6 +98,7 @@ extension API {
     public var cacheVersion: Int { 0 }
     public var cacheIgnoredParams: Set<String> { [] }
     public var cacheSensitiveComponent: String? { nil }
+    public var cacheVaryingHeaderFields: [HTTPField.Name] { [] }
 }
 
 /// Where a call's params go.

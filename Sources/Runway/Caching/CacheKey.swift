@@ -1,27 +1,42 @@
 import Crypto
 import Foundation
+import HTTPTypes
 
 /// The identity of a cached response: SHA-256 of a canonical text of everything that decides the
 /// response.
 ///
 /// Service, environment and its base URL, API name, method, path, the params **sorted** by name
-/// (so `a=1&b=2` and `b=2&a=1` share an entry), the API's cache version and its sensitive component
-/// (a user id, so one user never sees another's data). Params the API declares as not affecting
-/// the response (timestamps, nonces) are left out.
+/// (so `a=1&b=2` and `b=2&a=1` share an entry), the API's cache version, its sensitive component
+/// (a user id, so one user never sees another's data), and the request header fields that vary
+/// the answer: `Accept-Language` and the API's ``API/cacheVaryingHeaderFields``. Params the API
+/// declares as not affecting the response (timestamps, nonces) are left out.
+///
+/// A request that carries `Authorization` or `Cookie` (in the service's common header fields or
+/// the API's own) has no key unless the API declares its ``API/cacheSensitiveComponent``: whose
+/// answer it is cannot be told from the key, so it is never cached.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Lowercase hex SHA-256 of ``canonical``.
     public let hash: String
     /// The canonical text the hash is taken of.
     public let canonical: String
 
-    init(api: some API, service: Service, params: Parameters) {
+    init?(api: some API, service: Service, params: Parameters) {
+        var fields = service.commonHeaders
+        for field in api.headers { fields[fields: field.name] = [] }
+        fields.append(contentsOf: api.headers)
+        if api.cacheSensitiveComponent == nil, fields[.authorization] != nil || fields[.cookie] != nil { return nil }
         var kept = service.commonParams
         kept.merge(params) { _, own in own }
         for ignored in api.cacheIgnoredParams { kept.removeValue(forKey: ignored) }
         let paramsText = (try? JSON.object(kept).encoded()).map { String(decoding: $0, as: UTF8.self) } ?? "\(kept)"
+        var varying = [HTTPField.Name.acceptLanguage]
+        for name in api.cacheVaryingHeaderFields where !varying.contains(name) { varying.append(name) }
+        let varyingText = varying.map { "\($0.canonicalName)=\(fields[values: $0].joined(separator: ","))" }
+            .joined(separator: "\n")
         let parts = [
-            "runway-cache-1", service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name,
+            "runway-cache-2", service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name,
             api.method.rawValue, api.path, paramsText, "v\(api.cacheVersion)", api.cacheSensitiveComponent ?? "",
+            varyingText,
         ]
         // Lengths first, so no choice of values can make two different keys share a text.
         canonical = parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
@@ -44,12 +59,14 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     var expiresAt: Date
     var apiName: String
     var sensitiveComponent: String?
+    /// The URL that answered, after redirects.
+    var url: String?
 
     var cost: Int { body.count + 256 }
 
     @_spi(Benchmarks) public init(
         key: String, status: Int, headers: [String: String], body: Data, json: JSON?, storedAt: Date, expiresAt: Date,
-        apiName: String, sensitiveComponent: String?
+        apiName: String, sensitiveComponent: String?, url: String? = nil
     ) {
         self.key = key
         self.status = status
@@ -60,6 +77,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.expiresAt = expiresAt
         self.apiName = apiName
         self.sensitiveComponent = sensitiveComponent
+        self.url = url
     }
 
     /// The body, for benchmarks that read entries back.

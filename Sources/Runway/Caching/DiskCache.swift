@@ -59,6 +59,10 @@ public import RunwayStorage
                 CREATE INDEX entry_sensitive ON entry(sensitive);
                 """)
         }
+        // The URL that answered, after redirects.
+        migrator.registerMigration("entries-v2-url") { db in
+            try db.execute(sql: "ALTER TABLE entry ADD COLUMN url TEXT")
+        }
         var pool: DatabasePool
         do {
             let opened = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
@@ -103,7 +107,7 @@ public import RunwayStorage
             return CachedEntry(
                 key: key, status: row["status"], headers: headers, body: body, json: nil,
                 storedAt: Date(timeIntervalSince1970: row["stored_at"]), expiresAt: Date(timeIntervalSince1970: row["expires_at"]),
-                apiName: row["api"], sensitiveComponent: row["sensitive"])
+                apiName: row["api"], sensitiveComponent: row["sensitive"], url: row["url"])
         } catch {
             logger.warning("runway cache: disk read failed", metadata: ["error": "\(error)"])
             return nil
@@ -127,13 +131,13 @@ public import RunwayStorage
                 let old = try Int64.fetchOne(db, sql: "SELECT size FROM entry WHERE key = ?", arguments: [entry.key]) ?? 0
                 try db.execute(
                     sql: """
-                        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         entry.key, entry.status, headers, inline ? entry.body : nil, file, size,
                         entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
-                        entry.apiName, entry.sensitiveComponent,
+                        entry.apiName, entry.sensitiveComponent, entry.url,
                     ])
                 return old
             }

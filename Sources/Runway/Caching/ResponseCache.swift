@@ -50,6 +50,10 @@ public final class ResponseCache: Sendable {
     let disk: DiskCache?
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Bumped by every removal; a load that began before one does not store its answer
+    /// afterwards (it may belong to the user who just logged out). Held while storing, so a
+    /// removal and a store never interleave.
+    private let generation = Locked(0)
 
     /// Creates a cache; with a `container`, its disk tier lives in the container's caches role.
     ///
@@ -81,23 +85,41 @@ public final class ResponseCache: Sendable {
     /// Empties the memory tier: what to do under memory pressure. The disk tier stays.
     public func purge() { memory.removeAll() }
 
-    /// Removes every entry of both tiers.
+    /// Removes every entry of both tiers. Loads in flight do not store their answers.
     public func removeAll() {
-        memory.removeAll()
-        disk?.removeAll()
+        removing {
+            memory.removeAll()
+            disk?.removeAll()
+        }
     }
 
-    /// Removes every entry of the API named `apiName` (its ``API/name``).
+    /// Removes every entry of the API named `apiName` (its ``API/name``). Loads in flight do not
+    /// store their answers.
     public func removeEntries(forAPI apiName: String) {
-        memory.removeAll { $0.apiName == apiName }
-        disk?.removeAll(api: apiName)
+        removing {
+            memory.removeAll { $0.apiName == apiName }
+            disk?.removeAll(api: apiName)
+        }
     }
 
     /// Removes every entry stored under `component` (``API/cacheSensitiveComponent``): on logout.
+    /// Loads in flight do not store their answers, so nothing of the old user comes back.
     public func removeEntries(sensitiveComponent component: String) {
-        memory.removeAll { $0.sensitiveComponent == component }
-        disk?.removeAll(sensitiveComponent: component)
+        removing {
+            memory.removeAll { $0.sensitiveComponent == component }
+            disk?.removeAll(sensitiveComponent: component)
+        }
     }
+
+    private func removing(_ body: () -> Void) {
+        generation.withLock { generation in
+            generation += 1
+            body()
+        }
+    }
+
+    /// The removal generation now: pass it to ``store(_:key:api:policy:generation:)``.
+    var currentGeneration: Int { generation.withLock { $0 } }
 
     /// Entries in memory and bytes they hold.
     public var memoryUsage: (count: Int, bytes: Int) { (memory.count, memory.totalCost) }
@@ -133,16 +155,24 @@ public final class ResponseCache: Sendable {
         return Hit(entry: entry, tier: .disk, isExpired: !fresh)
     }
 
-    /// Keeps a successful response in the tiers the policy names.
-    func store(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy) {
+    /// Keeps a successful response in the tiers the policy names, unless a removal happened
+    /// since `generation` was read (when the load began).
+    func store(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy, generation expected: Int) {
         guard policy.tiers != .none else { return }
+        generation.withLock { current in
+            guard current == expected else { return }
+            store(response, key: key, api: api, policy: policy)
+        }
+    }
+
+    private func store(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy) {
         let now = self.now()
         var headers: [String: String] = [:]
         for field in response.response.headerFields { headers[field.name.canonicalName] = field.value }
         let entry = CachedEntry(
             key: key.hash, status: response.status.code, headers: headers, body: response.body, json: response.json,
             storedAt: now, expiresAt: now.addingTimeInterval(policy.memoryLifetime.seconds), apiName: api.name,
-            sensitiveComponent: api.cacheSensitiveComponent)
+            sensitiveComponent: api.cacheSensitiveComponent, url: response.url?.absoluteString)
         memory.store(entry)
         if policy.tiers == .memoryAndDisk, let disk {
             var onDisk = entry

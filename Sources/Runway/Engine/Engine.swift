@@ -97,13 +97,14 @@ public final class Engine: Sendable {
         }
         let service = registered.service
         let policy = api.cachePolicy
-        guard let cache, policy.tiers != .none, api.method == .get || api.method == .head else {
+        guard let cache, policy.tiers != .none, api.method == .get || api.method == .head,
+            let key = CacheKey(api: api, service: service, params: params)
+        else {
             let (result, attempts) = await network(api, params: params, registered: registered)
             log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
             return result
         }
 
-        let key = CacheKey(api: api, service: service, params: params)
         if !ignoringCache, let hit = cache.lookup(key, policy: policy, allowExpired: false) {
             let result = landFromCache(hit, api: api, service: service, registered: registered, params: params)
             log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), ContinuousClock.now - started)
@@ -111,9 +112,12 @@ public final class Engine: Sendable {
         }
         let attemptsSeen = Locked(Attempts())
         var result = await coalescer.run(key.hash) { [self] in
+            let generation = cache.currentGeneration
             let (result, attempts) = await network(api, params: params, registered: registered)
             attemptsSeen.withLock { $0 = attempts }
-            if case .success(let response) = result { cache.store(response, key: key, api: api, policy: policy) }
+            if case .success(let response) = result {
+                cache.store(response, key: key, api: api, policy: policy, generation: generation)
+            }
             return result
         }
         if policy.staleIfOffline, case .failure(let error) = result, error.isUnreachable,
@@ -130,8 +134,15 @@ public final class Engine: Sendable {
     private func landFromCache(
         _ hit: ResponseCache.Hit, api: some API, service: Service, registered: RegisteredService, params: Parameters
     ) -> Result<RawResponse, RunwayError> {
-        let request = (try? RequestBuilder.build(api: api, service: service, base: registered.baseURL.get(), params: params).head)
+        var request = (try? RequestBuilder.build(api: api, service: service, base: registered.baseURL.get(), params: params).head)
             ?? HTTPRequest(method: api.method, scheme: nil, authority: nil, path: api.path)
+        // The URL that answered when the entry was stored, after redirects.
+        if let stored = hit.entry.url.flatMap(URL.init(string:)) {
+            let answered = HTTPRequest(method: request.method, url: stored)
+            request.scheme = answered.scheme
+            request.authority = answered.authority
+            request.path = answered.path
+        }
         var head = HTTPResponse(status: .init(code: hit.entry.status))
         for (name, value) in hit.entry.headers {
             if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }

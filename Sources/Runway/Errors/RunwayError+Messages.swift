@@ -34,6 +34,7 @@ extension RunwayError {
         case .insecureConnection: return "error.insecureConnection"
         case .pinningFailed: return "error.pinningFailed"
         case .tlsFailure: return "error.tlsFailure"
+        case .redirectRefused: return "error.redirectRefused"
         case .transport: return "error.transport"
         }
     }
@@ -49,6 +50,7 @@ extension RunwayError {
         case .transport(let description): return description
         case .insecureConnection(let host), .pinningFailed(let host): return host
         case .tlsFailure(let reason): return reason
+        case .redirectRefused(_, let reason): return reason
         case .noContent, .timeout, .noNetwork, .connectionLost, .cancelled: return ""
         }
     }

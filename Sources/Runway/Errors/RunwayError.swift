@@ -50,6 +50,10 @@ public enum RunwayError: Error, Sendable, Hashable {
     case insecureConnection(host: String)
     /// The server's public key matched none of the host's pins; nothing was sent.
     case pinningFailed(host: String)
+    /// The engine refused to follow a redirect: to another origin (unless the API's
+    /// ``RedirectPolicy`` allows it), to a scheme other than HTTP(S), or past the policy's limit.
+    /// A hop from HTTPS to plain HTTP is ``insecureConnection(host:)``.
+    case redirectRefused(location: String, reason: String)
     /// The TLS handshake failed: an untrusted or invalid certificate, or no common protocol.
     case tlsFailure(reason: String)
     /// The transport failed in a way none of the other cases describe.

@@ -60,6 +60,14 @@ public struct CallInfo: Sendable {
     public let service: ServiceID
     /// The params of the load (before the service's common params are merged in).
     public let params: Parameters
+
+    /// Creates call information, for testing an interceptor on its own.
+    public init(loadID: LoadID, apiName: String, service: ServiceID, params: Parameters) {
+        self.loadID = loadID
+        self.apiName = apiName
+        self.service = service
+        self.params = params
+    }
 }
 
 /// Identifies one load of a manager; unique within the process.

@@ -9,7 +9,8 @@ public import HTTPTypes
 public struct RawResponse: Sendable {
     /// The API that was called.
     public let api: any API
-    /// The request as sent on the last attempt (signature headers included).
+    /// The request that answered: the last redirect hop of the last attempt, as sent (signature
+    /// fields included). Its ``url`` says where the answer came from.
     public let request: HTTPRequest
     /// The HTTP response head.
     public let response: HTTPResponse
@@ -35,6 +36,9 @@ public struct RawResponse: Sendable {
         self.attempts = attempts
         self.origin = origin
     }
+
+    /// The URL that answered: after redirects, the last hop's.
+    public var url: URL? { request.url }
 
     /// The HTTP status.
     public var status: HTTPResponse.Status { response.status }

@@ -17,6 +17,8 @@ public import HTTPTypes
 public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The id the server looks the key up by.
     public let keyID: String
+    /// Header fields signed beside `content-type` (which always is), lowercase.
+    public let signedHeaderFields: [String]
     private let secret: SymmetricKey
     private let now: @Sendable () -> Date
     private let makeNonce: @Sendable () -> String
@@ -26,32 +28,48 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
     /// - parameters:
     ///   - keyID: The key's id, sent with each request.
     ///   - secret: The shared secret (32 random bytes or more).
+    ///   - signedHeaderFields: Header fields to bind to the signature beside `content-type`
+    ///     (for example `authorization`, or an app-build field the server checks).
     ///   - now: The clock for timestamps; replace it in tests.
     ///   - nonce: Makes each request's nonce; a random UUID by default.
     public init(
-        keyID: String, secret: SymmetricKey, now: @escaping @Sendable () -> Date = { Date() },
-        nonce: @escaping @Sendable () -> String = { UUID().uuidString }
+        keyID: String, secret: SymmetricKey, signedHeaderFields: [HTTPField.Name] = [],
+        now: @escaping @Sendable () -> Date = { Date() }, nonce: @escaping @Sendable () -> String = { UUID().uuidString }
     ) {
         self.keyID = keyID
         self.secret = secret
+        var names = ["content-type"]
+        for name in signedHeaderFields.map(\.canonicalName) where !names.contains(name) { names.append(name) }
+        self.signedHeaderFields = names
         self.now = now
         self.makeNonce = nonce
     }
 
+    /// Adds the signature fields to `request`.
+    ///
+    /// - throws: ``RequestSignature/FormatError`` when the request has no scheme or authority,
+    ///   or its query is not validly percent-encoded.
     public func sign(_ request: inout HTTPRequest, body: Data?, context: SigningContext) throws {
+        guard let scheme = request.scheme, let authority = request.authority else {
+            throw RequestSignature.FormatError(reason: "the request has no scheme or authority")
+        }
         let timestamp = Int64(now().timeIntervalSince1970.rounded(.down))
         let nonce = makeNonce()
         let bodyHash = RequestSignature.sha256Hex(body)
-        let (path, query) = RequestSignature.split(request.path ?? "/")
-        let canonical = RequestSignature.canonicalRequest(
-            method: request.method.rawValue, path: path, query: query, bodySHA256: bodyHash, timestamp: timestamp,
-            nonce: nonce, keyID: keyID, apiName: context.apiName)
+        let signed = signedHeaderFields.map { name -> (name: String, value: String?) in
+            let values = HTTPField.Name(name).map { request.headerFields[values: $0] } ?? []
+            return (name, values.isEmpty ? nil : values.joined(separator: ","))
+        }
+        let canonical = try RequestSignature.canonicalRequest(
+            RequestSignature.Parts(
+                method: request.method.rawValue, scheme: scheme, authority: authority, pathAndQuery: request.path ?? "/",
+                signedFields: signed, bodySHA256: bodyHash, timestamp: timestamp, nonce: nonce, keyID: keyID))
         let fields = RequestSignature.Field.self
         request.headerFields[fields.keyID] = keyID
         request.headerFields[fields.timestamp] = String(timestamp)
         request.headerFields[fields.nonce] = nonce
-        request.headerFields[fields.apiName] = context.apiName
         request.headerFields[fields.contentSHA256] = bodyHash
+        request.headerFields[fields.signedHeaders] = signed.map(\.name).sorted().joined(separator: ";")
         request.headerFields[fields.signature] = RequestSignature.hmacHex(canonical, secret: secret)
     }
 

@@ -25,4 +25,11 @@ public struct SigningContext: Sendable {
     public var service: ServiceID
     /// The attempt number, 1 for the first try.
     public var attempt: Int
+
+    /// Creates a context, for testing a signer on its own.
+    public init(apiName: String, service: ServiceID, attempt: Int) {
+        self.apiName = apiName
+        self.service = service
+        self.attempt = attempt
+    }
 }

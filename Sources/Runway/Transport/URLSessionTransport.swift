@@ -7,41 +7,41 @@ public import FoundationNetworking
 /// The transport over `URLSession`: the one for Apple platforms, and it works on Linux too.
 ///
 /// URLSession brings HTTP/2, connection reuse, gzip decoding and the system's proxy and trust
-/// settings. Cancelling the calling task cancels the data task on the wire.
+/// settings. Cancelling the calling task cancels the data task on the wire. The transport's
+/// session never follows redirects (a 3xx comes back as a response and the ``Engine`` decides
+/// about the next hop), has no `URLCache` (Runway's ``ResponseCache`` is the only cache, so pull
+/// to refresh and retries always reach the server), and bounds each exchange, head and body, by
+/// the request's timeout.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     /// Hosts with public-key pins.
     private let pinnedHosts: Set<String>
-    #if canImport(Security)
-    private let pinning: PinningDelegate?
-    #endif
+    private let delegate: SessionDelegate
 
-    /// Creates the transport over `session` (default: an ephemeral session, so nothing of it is
-    /// written to disk; Runway's own cache layer decides what is kept).
-    public init(session: URLSession = URLSession(configuration: .ephemeral)) {
-        self.session = session
-        self.pinnedHosts = []
-        #if canImport(Security)
-        self.pinning = nil
-        #endif
-    }
-
-    /// Creates the transport with its own session that checks `pins` on every TLS handshake.
+    /// Creates the transport with its own session made from `configuration` (default:
+    /// ephemeral, so nothing of it is written to disk), and public-key `pins` checked on every
+    /// TLS handshake.
+    ///
+    /// Whatever `configuration` says, the session gets no `URLCache` and ignores locally cached
+    /// data.
     ///
     /// On Apple platforms the server's certificate chain is evaluated by the system first, then
-    /// its keys are matched against the host's pins; a mismatch fails with
+    /// the keys of its certificates are matched against the host's pins; a mismatch fails with
     /// ``RunwayError/pinningFailed(host:)``. On Linux, URLSession offers no hook into the
     /// handshake, so requests to a pinned host fail closed with ``RunwayError/tlsFailure(reason:)``
     /// — use `AsyncHTTPClientTransport` there.
-    public init(configuration: URLSessionConfiguration = .ephemeral, pins: [PublicKeyPins]) {
-        #if canImport(Security)
-        let pinning = PinningDelegate(pins: pins)
-        self.pinning = pinning
-        self.session = URLSession(configuration: configuration, delegate: pinning, delegateQueue: nil)
-        #else
-        self.session = URLSession(configuration: configuration)
-        #endif
+    public init(configuration: URLSessionConfiguration = .ephemeral, pins: [PublicKeyPins] = []) {
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let delegate = SessionDelegate(pins: pins)
+        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         self.pinnedHosts = Set(pins.map(\.host))
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
     }
 
     /// A deadline per request cancels the data task when the whole exchange takes too long
@@ -57,10 +57,12 @@ public final class URLSessionTransport: Transport {
         #endif
         let urlRequest = try Self.urlRequest(for: request)
         let handle = DataTaskHandle()
-        let deadline = DispatchWorkItem { handle.expire() }
-        DispatchQueue.global().asyncAfter(
-            deadline: .now() + .nanoseconds(Int(min(request.timeout / .nanoseconds(1), Double(Int.max / 2)))),
-            execute: deadline)
+        // A timer source, cancelled when the exchange ends, so nothing of the request is held
+        // until the deadline once it is over.
+        let deadline = DispatchSource.makeTimerSource(queue: .global())
+        deadline.setEventHandler { [weak handle] in handle?.expire() }
+        deadline.schedule(deadline: .now() + .nanoseconds(Int(min(request.timeout / .nanoseconds(1), Double(Int.max / 2)))))
+        deadline.resume()
         defer { deadline.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
@@ -84,11 +86,9 @@ public final class URLSessionTransport: Transport {
 
     private func classify(_ error: any Error, handle: DataTaskHandle, request: TransportRequest) -> RunwayError {
         if handle.hasExpired { return .timeout }
-        #if canImport(Security)
-        if let pinning, let identifier = handle.taskIdentifier, pinning.wasRefused(identifier) {
+        if let identifier = handle.taskIdentifier, delegate.wasRefusedByPin(identifier) {
             return .pinningFailed(host: request.head.url?.host?.lowercased() ?? "")
         }
-        #endif
         return Self.classify(error)
     }
 
@@ -96,7 +96,7 @@ public final class URLSessionTransport: Transport {
         guard let url = request.head.url else {
             throw .invalidRequest(reason: "the request has no valid URL")
         }
-        var urlRequest = URLRequest(url: url)
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
         urlRequest.httpMethod = request.head.method.rawValue
         urlRequest.timeoutInterval = Double(request.timeout.components.seconds) + 1
         for field in request.head.headerFields {

@@ -37,19 +37,26 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
     var rounds = 5
 
-    @Option(help: "Which benchmarks: http, parse, cache or all.")
+    @Option(help: "Which benchmarks: http, parse, cache, soak or all (soak runs only when named).")
     var suite: Suite = .all
+
+    @Option(help: "Loads per transport in the soak benchmark.")
+    var soakLoads = 40_000
 
     @Option(help: "Entries in the memory-tier benchmark.")
     var cacheEntries = 100_000
 
     enum Suite: String, ExpressibleByArgument {
-        case http, parse, cache, all
+        case http, parse, cache, soak, all
     }
 
     func run() async throws {
         var logger = Logger(label: "runway.bench")
         logger.logLevel = .warning
+        if suite == .soak {
+            try await SoakBench.run(loads: soakLoads, concurrency: 64, logger: logger)
+            return
+        }
         try await withDemoServer { server, nio in
             if suite == .http || suite == .all { try await httpScenarios(server: server, nio: nio, logger: logger) }
             if suite == .parse || suite == .all { try parseScenarios() }
@@ -63,7 +70,7 @@ struct BenchCommand: AsyncParsableCommand {
         let session = URLSession(configuration: .ephemeral)
         let nioEngine = Engine(transport: nio, logger: logger)
         nioEngine.register(listingService(baseURL: server.baseURL))
-        let sessionEngine = Engine(transport: URLSessionTransport(session: session), logger: logger)
+        let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)
         sessionEngine.register(listingService(baseURL: server.baseURL))
         let nioManager = await APIManager(SecondHandListAPI(), engine: nioEngine)
         let params: Parameters = ["page": 1, "page_size": .int(pageSize)]

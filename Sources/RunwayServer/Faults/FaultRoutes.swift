@@ -14,6 +14,16 @@ import Hummingbird
 ///   with `status` (default 503, `Retry-After` when given), then succeeds with the attempt count.
 /// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
 /// - `GET /faults/gzip` — a JSON list, gzip-encoded when the client accepts gzip.
+/// - `GET /faults/drip?chunks=&interval_ms=` — the head at once, then one byte of a JSON body per
+///   interval: a body slower than any sensible timeout.
+/// - `GET /faults/stall` — the head and the first bytes of a body, then nothing until the
+///   client closes the connection (the probe hears it).
+/// - `GET /faults/cacheable?key=` — the count of requests for `key`, with
+///   `Cache-Control: public, max-age=3600`: what an HTTP cache would keep.
+/// - `ANY /faults/redirect-to/{status}/{path…}` — `status` with `Location: /{path…}`, for
+///   requests whose params travel in the body.
+/// - `ANY /faults/redirect?to=&status=` — `status` (default 302) with `Location: to` (`to=self`:
+///   its own URL, a loop).
 /// - `ANY /echo/…` — the request as the server saw it: method, path, raw query, headers, body.
 enum FaultRoutes {
     static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
@@ -98,14 +108,82 @@ enum FaultRoutes {
             headers[.init("X-Uncompressed-Length")!] = String(data.count)
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
         }
+        router.get("/faults/drip") { request, _ -> Response in
+            probe.record("/faults/drip")
+            let query = request.uri.queryParameters
+            let chunks = query["chunks"].flatMap { Int(String($0)) } ?? 100
+            let interval = query["interval_ms"].flatMap { Int(String($0)) } ?? 100
+            let body = Array((String(repeating: " ", count: max(chunks - 2, 0)) + "{}").utf8)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody(contentLength: body.count) { writer in
+                    for byte in body {
+                        try await writer.write(ByteBuffer(bytes: [byte]))
+                        try await Task.sleep(for: .milliseconds(interval))
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        router.get("/faults/stall") { request, _ -> Response in
+            probe.record("/faults/stall")
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody(contentLength: 1000) { writer in
+                    try await writer.write(ByteBuffer(string: "{\"partial\":"))
+                    probe.signal(.holdStarted)
+                    // Hold the rest until the client goes away (or the server stops).
+                    try await request.body.consumeWithInboundCloseHandler { _ in
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(3600))
+                        }
+                    } onInboundClosed: {
+                        probe.signal(.holdClosed)
+                    }
+                    throw HTTPError(.serviceUnavailable)
+                })
+        }
+        router.get("/faults/cacheable") { request, _ -> Response in
+            let key = request.uri.queryParameters["key"].map(String.init) ?? "default"
+            let count = probe.record("/faults/cacheable/\(key)")
+            var response = JSONResponse.success(["count": count])
+            response.headers[.cacheControl] = "public, max-age=3600"
+            return response
+        }
+        let redirect: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            let query = request.uri.queryParameters
+            var target = query["to"].map(String.init) ?? "/"
+            if target == "self" { target = request.uri.description }
+            let status = query["status"].flatMap { Int(String($0)) } ?? 302
+            probe.record("/faults/redirect")
+            var headers = HTTPFields()
+            headers[.location] = target
+            return Response(status: .init(code: status), headers: headers, body: ResponseBody())
+        }
+        let redirectTo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+            let status = context.parameters.get("status").flatMap(Int.init) ?? 302
+            let prefix = "/faults/redirect-to/\(status)"
+            probe.record("/faults/redirect")
+            var headers = HTTPFields()
+            headers[.location] = String(request.uri.path.dropFirst(prefix.count))
+            return Response(status: .init(code: status), headers: headers, body: ResponseBody())
+        }
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .head] {
+            router.on("/faults/redirect", method: method, use: redirect)
+            router.on("/faults/redirect-to/:status/**", method: method, use: redirectTo)
+        }
         addEcho(to: router, probe: probe)
     }
 
     /// `ANY <group>/echo/…`: the request as the server saw it.
     static func addEcho(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
         let echo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            probe.record("/echo")
             let body = try await request.body.collect(upTo: 1 << 20)
+            // Counted once the body has arrived whole (and, behind the verifier, matched its hash).
+            probe.record("/echo")
             var headers: [String: String] = [:]
             for field in request.headers {
                 let name = field.name.canonicalName

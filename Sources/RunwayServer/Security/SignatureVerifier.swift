@@ -1,59 +1,77 @@
 public import Crypto
 import Foundation
+import HTTPTypes
 public import Hummingbird
 import Runway
 
 /// Hummingbird middleware that admits only requests signed by ``Runway/HMACSigner`` with a known
 /// key: the server half of Runway's request signing.
 ///
-/// It recomputes the canonical request from what actually arrived (method, path, query, the
-/// body's SHA-256) and compares signatures in constant time. It refuses, with 401 and a
-/// machine-readable `reason`:
+/// It recomputes the canonical request (``Runway/RequestSignature``) from what actually arrived —
+/// method, scheme, authority, path, query, the signed header fields, the declared body hash — and
+/// compares signatures in constant time **before reading any of the body**, so a caller without
+/// the key cannot make the server buffer anything. The body is then hashed as it streams to the
+/// route; if it does not match the declared hash, reading it fails with 401 before the route
+/// sees its end. It refuses, with a machine-readable `reason`:
 ///
-/// | reason | when |
-/// |---|---|
-/// | `missing_header` | a signature header field is absent (`header` names it) |
-/// | `unknown_key` | the key id is not configured |
-/// | `stale_timestamp` | the timestamp is outside the window, in either direction |
-/// | `bad_signature` | no active secret of the key produces the signature |
-/// | `replayed_nonce` | the nonce was already used within the window |
-/// | `nonce_store_full` | too many live nonces to remember one more (fails closed) |
+/// | status | reason | when |
+/// |---|---|---|
+/// | 401 | `missing_header` | a signature header field is absent (`header` names it) |
+/// | 401 | `unknown_key` | the key id is not configured |
+/// | 401 | `stale_timestamp` | the timestamp is outside the window, in either direction |
+/// | 401 | `malformed_request` | the query is not validly percent-encoded, or `content-type` is not signed |
+/// | 401 | `bad_signature` | no active secret of the key produces the signature |
+/// | 401 | `replayed_nonce` | the nonce was already used within the window |
+/// | 401 | `body_mismatch` | the body does not hash to the signed `X-Runway-Content-Sha256` |
+/// | 413 | `body_too_large` | the body is larger than `maximumBodySize` |
+/// | 503 | `nonce_store_full` | the nonce store cannot remember one more (fails closed; `Retry-After`) |
 ///
 /// Several secrets can be active per key id at once, so a secret can be rotated without a gap.
+/// Several verifier processes behind one load balancer must share one ``NonceStore``.
+///
+/// The scheme a client signed is the one it used; behind a TLS-terminating proxy the server sees
+/// plain HTTP, so pass `scheme: "https"`. The authority is the request's `Host` (or `:authority`).
 public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     /// Why a request was refused.
     public enum Reason: String, Sendable {
         case missingHeader = "missing_header"
         case unknownKey = "unknown_key"
         case staleTimestamp = "stale_timestamp"
+        case malformedRequest = "malformed_request"
         case badSignature = "bad_signature"
         case replayedNonce = "replayed_nonce"
+        case bodyMismatch = "body_mismatch"
+        case bodyTooLarge = "body_too_large"
         case nonceStoreFull = "nonce_store_full"
     }
 
     private let keys: [String: [SymmetricKey]]
     private let window: TimeInterval
     private let now: @Sendable () -> Date
-    private let nonces: NonceStore
+    private let nonces: any NonceStore
     private let maximumBodySize: Int
+    private let scheme: String?
 
     /// Creates the verifier.
     ///
     /// - parameters:
     ///   - keys: The active secrets of each key id (several during a rotation).
     ///   - window: How far a timestamp may be from the server's clock, either way. Default 300 s.
-    ///   - maximumNonces: How many live nonces are remembered at most.
-    ///   - maximumBodySize: The largest body read to check its hash.
+    ///   - nonces: Where nonces are remembered; one in-memory store of 100,000 by default.
+    ///   - maximumBodySize: The largest body a verified request may stream.
+    ///   - scheme: The scheme clients use to reach this server; `nil` takes the request's own
+    ///     (`http` when it has none).
     ///   - now: The server's clock; replace it in tests.
     public init(
-        keys: [String: [SymmetricKey]], window: Duration = .seconds(300), maximumNonces: Int = 100_000,
-        maximumBodySize: Int = 4 << 20, now: @escaping @Sendable () -> Date = { Date() }
+        keys: [String: [SymmetricKey]], window: Duration = .seconds(300), nonces: any NonceStore = MemoryNonceStore(),
+        maximumBodySize: Int = 4 << 20, scheme: String? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.keys = keys
         self.window = Double(window.components.seconds)
         self.now = now
-        self.nonces = NonceStore(capacity: maximumNonces)
+        self.nonces = nonces
         self.maximumBodySize = maximumBodySize
+        self.scheme = scheme
     }
 
     public func handle(
@@ -65,36 +83,68 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         }
         let keyID = request.headers[fields.keyID] ?? ""
         let nonce = request.headers[fields.nonce] ?? ""
-        let apiName = request.headers[fields.apiName] ?? ""
         guard let secrets = keys[keyID] else { return Self.refuse(.unknownKey) }
         let clock = now()
         guard let timestamp = Int64(request.headers[fields.timestamp] ?? ""),
             abs(Double(timestamp) - clock.timeIntervalSince1970) <= window
         else { return Self.refuse(.staleTimestamp) }
-        guard let signature = Self.bytes(fromHex: request.headers[fields.signature] ?? "") else {
+        guard let signature = RequestSignature.bytes(fromHex: request.headers[fields.signature] ?? ""),
+            let declaredHash = request.headers[fields.contentSHA256], RequestSignature.bytes(fromHex: declaredHash) != nil
+        else {
             return Self.refuse(.badSignature)
         }
-
-        let body = try await request.body.collect(upTo: maximumBodySize)
-        let bodyData = Data(body.readableBytesView)
-        let canonical = RequestSignature.canonicalRequest(
-            method: request.method.rawValue, path: request.uri.path, query: request.uri.query,
-            bodySHA256: RequestSignature.sha256Hex(bodyData.isEmpty ? nil : bodyData), timestamp: timestamp,
-            nonce: nonce, keyID: keyID, apiName: apiName)
+        let signedNames = (request.headers[fields.signedHeaders] ?? "").split(separator: ";").map { $0.lowercased() }
+        guard signedNames.contains("content-type") else {
+            return Self.refuse(.malformedRequest, detail: ["detail": "content-type must be signed"])
+        }
+        let signedFields = signedNames.map { name -> (name: String, value: String?) in
+            let values = HTTPField.Name(name).map { request.headers[values: $0] } ?? []
+            return (name, values.isEmpty ? nil : values.joined(separator: ","))
+        }
+        let authority = request.head.authority ?? request.headers[.init("Host")!] ?? ""
+        let canonical: String
+        do throws(RequestSignature.FormatError) {
+            canonical = try RequestSignature.canonicalRequest(
+                RequestSignature.Parts(
+                    method: request.method.rawValue, scheme: scheme ?? request.head.scheme ?? "http", authority: authority,
+                    pathAndQuery: request.head.path ?? "/", signedFields: signedFields, bodySHA256: declaredHash.lowercased(),
+                    timestamp: timestamp, nonce: nonce, keyID: keyID))
+        } catch {
+            return Self.refuse(.malformedRequest, detail: ["detail": error.reason])
+        }
         let authentic = secrets.contains { secret in
             HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: Data(canonical.utf8), using: secret)
         }
         guard authentic else { return Self.refuse(.badSignature) }
 
         let expiry = Date(timeIntervalSince1970: Double(timestamp) + window)
-        switch nonces.record("\(keyID)\u{0}\(nonce)", expiry: expiry, now: clock) {
+        let recording: NonceRecording
+        do {
+            recording = try await nonces.record("\(keyID)\u{0}\(nonce)", expiry: expiry, now: clock)
+        } catch {
+            return Self.unavailable(.nonceStoreFull)
+        }
+        switch recording {
         case .replayed: return Self.refuse(.replayedNonce)
-        case .full: return Self.refuse(.nonceStoreFull)
+        case .full: return Self.unavailable(.nonceStoreFull)
         case .fresh: break
         }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
+            return JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge)
+        }
         var verified = request
-        verified.body = RequestBody(buffer: body)
-        return try await next(verified, context)
+        verified.body = RequestBody(
+            asyncSequence: HashCheckedBody(
+                base: request.body, expectedHash: declaredHash.lowercased(), maximumSize: maximumBodySize))
+        do {
+            return try await next(verified, context)
+        } catch let failure as HashCheckedBody.Refusal {
+            switch failure {
+            case .mismatch: return Self.refuse(.bodyMismatch)
+            case .tooLarge:
+                return JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge)
+            }
+        }
     }
 
     static func refuse(_ reason: Reason, detail: [String: String] = [:]) -> Response {
@@ -103,24 +153,9 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         return JSONResponse.make(object, status: .unauthorized)
     }
 
-    static func bytes(fromHex text: String) -> [UInt8]? {
-        guard text.utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var iterator = text.utf8.makeIterator()
-        while let high = iterator.next(), let low = iterator.next() {
-            guard let h = nibble(high), let l = nibble(low) else { return nil }
-            bytes.append(h << 4 | l)
-        }
-        return bytes
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+    static func unavailable(_ reason: Reason) -> Response {
+        var response = JSONResponse.make(["code": 503, "reason": reason.rawValue], status: .serviceUnavailable)
+        response.headers[.retryAfter] = "1"
+        return response
     }
 }

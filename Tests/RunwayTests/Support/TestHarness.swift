@@ -28,6 +28,8 @@ struct TestAPI: API {
     var name: String = "TestAPI"
     var paramEncoding: ParamEncoding = .automatic
     var timeout: Duration = .seconds(20)
+    var totalTimeout: Duration?
+    var redirectPolicy: RedirectPolicy = .default
     var requestStrategy: RequestStrategy = .allowConcurrent
     var retryPolicy: RetryPolicy = .never
     var headers: HTTPFields = [:]
@@ -39,6 +41,7 @@ struct TestAPI: API {
     var cacheVersion: Int = 0
     var cacheIgnoredParams: Set<String> = []
     var cacheSensitiveComponent: String?
+    var cacheVaryingHeaderFields: [HTTPField.Name] = []
 }
 
 /// A running demo server, an engine over the chosen transport, and the captured log.

@@ -1,12 +1,14 @@
-#if canImport(Security)
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Security)
 import Security
+#endif
 
-/// Checks the server's keys against the host's pins after the system accepted its chain.
-///
-/// The pin is the SHA-256 of the key's SubjectPublicKeyInfo; Security gives the raw key, so the
-/// DER header of its algorithm is put back first (P-256, P-384, RSA 2048 and 4096).
-final class PinningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+/// The delegate of a ``URLSessionTransport``'s session: it refuses every redirect (the engine
+/// owns them, re-checking each hop) and, on Apple platforms, checks public-key pins.
+final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let pins: [String: PublicKeyPins]
     /// Tasks refused by a pin, so that their "cancelled" is reported as a pin failure instead.
     private let refusedTasks = Locked<Set<Int>>([])
@@ -16,10 +18,22 @@ final class PinningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     }
 
     /// Whether a pin refused task `identifier` (forgetting it).
-    func wasRefused(_ identifier: Int) -> Bool {
-        refusedTasks.withLock { $0.remove(identifier) != nil }
+    func wasRefusedByPin(_ identifier: Int) -> Bool {
+        guard !pins.isEmpty else { return false }
+        return refusedTasks.withLock { $0.remove(identifier) != nil }
     }
 
+    /// Hands the 3xx back as the response: the engine decides whether and how to follow it.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    #if canImport(Security)
+    /// Evaluates the chain as the system does, then requires one of its certificates' keys to
+    /// be pinned (the same rule as `AsyncHTTPClientTransport`).
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
@@ -70,5 +84,5 @@ final class PinningDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         }
         return header + [UInt8](raw)
     }
+    #endif
 }
-#endif

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import Runway
+import RunwayExamples
+import RunwayNIO
+
+/// `runway bench --suite soak`: many loads at high concurrency over each transport, against the
+/// demo server in a child process, with the client process's resident memory read as it goes.
+/// A flat line means nothing of a finished request is held.
+enum SoakBench {
+    static func run(loads: Int, concurrency: Int, logger: Logger) async throws {
+        let server = try ChildServer.start()
+        defer { server.stop() }
+        print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process); resident memory of this process:")
+        let nio = AsyncHTTPClientTransport()
+        for (name, transport) in [("URLSession", URLSessionTransport() as any Transport), ("AsyncHTTPClient", nio)] {
+            let engine = Engine(transport: transport, logger: logger)
+            engine.register(listingService(baseURL: server.baseURL))
+            let params: Parameters = ["page": 1, "page_size": 16]
+            var line = "  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) start \(residentMegabytes()) MB"
+            let step = max(loads / 4, 1)
+            var done = 0
+            while done < loads {
+                let batch = min(step, loads - done)
+                try await BenchCommand.rate(count: batch, concurrency: concurrency) {
+                    _ = try await engine.perform(SecondHandListAPI(), params: params).get()
+                }
+                done += batch
+                line += " → \(done / 1000)k: \(residentMegabytes()) MB"
+            }
+            print(line)
+        }
+        try await nio.shutdown()
+    }
+
+    /// The resident set size of this process in megabytes (Linux `/proc`; 0 elsewhere).
+    static func residentMegabytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+}
+
+/// `runway serve` started as a child process, so its CPU and memory are not the client's.
+struct ChildServer {
+    let process: Process
+    let baseURL: String
+
+    static func start() throws -> ChildServer {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = ["serve", "--quiet"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = text.range(of: #"https?://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
+            process.terminate()
+            throw ChildServerError.noAddress(text)
+        }
+        return ChildServer(process: process, baseURL: String(text[range]))
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+enum ChildServerError: Error {
+    case noAddress(String)
+}

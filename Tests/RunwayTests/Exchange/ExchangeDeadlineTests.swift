@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayNIO
+import RunwayServer
+import Testing
+
+/// One deadline over the whole exchange: the head, every byte of the body, every attempt.
+@Suite("Deadlines over the whole exchange")
+struct ExchangeDeadlineTests {
+    @Test("a body that drips slower than the timeout fails with .timeout", arguments: TransportKind.allCases)
+    func drippingBody(_ kind: TransportKind) async throws {
+        try await withHarness(kind) { harness in
+            // 60 bytes, one every 100 ms: six seconds of body against a one-second timeout.
+            let api = TestAPI(path: "/faults/drip", timeout: .seconds(1))
+            let result = await harness.engine.perform(api, params: ["chunks": 60, "interval_ms": 100])
+            #expect(throws: RunwayError.timeout) { try result.get() }
+            #expect(harness.probe.count("/faults/drip") == 1)
+        }
+    }
+
+    @Test("a body that stalls after the head fails with .timeout and the connection is closed", arguments: TransportKind.allCases)
+    func stalledBody(_ kind: TransportKind) async throws {
+        try await withHarness(kind) { harness in
+            let api = TestAPI(path: "/faults/stall", timeout: .seconds(1))
+            let result = await harness.engine.perform(api, params: [:])
+            #expect(throws: RunwayError.timeout) { try result.get() }
+            await harness.probe.wait(for: .holdClosed)
+        }
+    }
+
+    @Test("the transport itself bounds head and body by the request's timeout", arguments: TransportKind.allCases)
+    func transportDeadline(_ kind: TransportKind) async throws {
+        try await withHarness(kind) { harness in
+            let request = TransportRequest(
+                head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(harness.server.port)", path: "/faults/stall"),
+                body: nil, timeout: .milliseconds(500), apiName: "Stall")
+            await #expect(throws: RunwayError.timeout) { try await harness.engine.transport.send(request) }
+        }
+    }
+
+    @Test("a total deadline skips a retry whose wait would end past it")
+    func totalDeadlineSkipsLongBackoff() async throws {
+        let slept = TestBox<[Duration]>([])
+        try await withHarness(sleep: { duration in slept.mutate { $0.append(duration) } }) { harness in
+            var api = TestAPI(path: "/faults/flaky")
+            api.retryPolicy = RetryPolicy(maximumRetries: 3, baseDelay: .seconds(10))
+            api.totalTimeout = .seconds(5)
+            let result = await harness.engine.perform(api, params: ["key": "total", "failures": 5])
+            guard case .failure(.httpStatus(503, _)) = result else {
+                Issue.record("expected the attempt's 503, got \(result)")
+                return
+            }
+            #expect(slept.value.isEmpty, "a 10 s backoff cannot fit a 5 s total deadline")
+            #expect(harness.probe.count("/faults/flaky/total") == 1)
+
+            // Without the total deadline the same load waits and retries.
+            api.totalTimeout = nil
+            _ = await harness.engine.perform(api, params: ["key": "unbounded", "failures": 5])
+            #expect(slept.value.count == 3)
+            #expect(harness.probe.count("/faults/flaky/unbounded") == 4)
+        }
+    }
+
+    @Test("a total deadline cuts an attempt short even when the attempt's own timeout is longer", arguments: TransportKind.allCases)
+    func totalDeadlineBoundsAttempt(_ kind: TransportKind) async throws {
+        try await withHarness(kind) { harness in
+            var api = TestAPI(path: "/faults/hang", timeout: .seconds(60))
+            api.totalTimeout = .seconds(1)
+            api.retryPolicy = RetryPolicy(maximumRetries: 5, baseDelay: .milliseconds(10))
+            let result = await harness.engine.perform(api, params: [:])
+            #expect(throws: RunwayError.timeout) { try result.get() }
+            await harness.probe.wait(for: .holdClosed)
+        }
+    }
+}
