@@ -73,7 +73,7 @@ struct LinksCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("Not handled: the URL is valid, but no route accepts it.\n".utf8))
                 throw ExitCode.failure
             case .rejected(let error):
-                FileHandle.standardError.write(Data("Refused: \(error)\n".utf8))
+                FileHandle.standardError.write(Data("Refused: \(error.description).\n".utf8))
                 throw ExitCode.failure
             }
         }

@@ -47,6 +47,7 @@ struct TodoListLinksTests {
         "todolist://www.acme.com?Report%C0%AF",
         "todolist://evil.com?Report#200806231300",  // another host
         "todolist://www.acme.com/path?Report",  // a path the route does not declare
+        "todolist://www.acme.com:8080?Report",  // a port the route does not declare
     ])
     func invalid(_ text: String) {
         let list = TodoList()
@@ -83,5 +84,29 @@ struct TodoListLinksTests {
         #expect(parsed.fragment == "f#g")
         #expect(throws: LinkError.self) { try OutgoingURL(scheme: "1bad", host: "x").string() }
         #expect(throws: LinkError.self) { try OutgoingURL(scheme: "ok", host: "bad host").string() }
+    }
+
+    @Test("a refusal reads as a sentence, not a Swift value")
+    func refusalSentences() {
+        let errors: [LinkError] = [
+            .tooLong(length: 3000, limit: 2048), .invalidCharacter(offset: 3), .malformed(reason: "no authority"),
+            .undeclaredScheme("evil"), .malformedPercentEncoding(component: "query"), .invalidUTF8(component: "path"),
+            .controlCharacter(component: "fragment"), .duplicateQueryKey("id"),
+        ]
+        for error in errors {
+            let text = error.description
+            #expect(!text.contains("("), "\(text) looks like a Swift value")
+            #expect(text.first?.isLowercase == true)
+        }
+        #expect(LinkError.undeclaredScheme("evil").description.contains("\"evil\""))
+    }
+
+    @Test("a pattern that declares a port accepts that port only")
+    func declaredPort() {
+        var router = URLRouter(declarations: [URLSchemeDeclaration(name: "com.acme.todolist", schemes: ["todolist"])])
+        router.add("local", RoutePattern(host: "localhost", port: 8080)) { _ in .handled }
+        #expect(router.route("todolist://localhost:8080") == .handled(route: "local"))
+        #expect(router.route("todolist://localhost:8081") != .handled(route: "local"))
+        #expect(router.route("todolist://localhost") != .handled(route: "local"))
     }
 }

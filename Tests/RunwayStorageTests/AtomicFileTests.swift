@@ -129,4 +129,68 @@ struct CoalescingWriterTests {
         #expect(try Data(contentsOf: url) == Data("b".utf8))
         #expect(await writer.update(Data("c".utf8)) == false)
     }
+
+    /// Sleeps the test releases one by one, in the order they began; they return normally even
+    /// when cancelled, as a sleep that swallows cancellation would.
+    final class GatedSleeps: Sendable {
+        private let gates = Locked<[CheckedContinuation<Void, Never>?]>([])
+        let (began, beganSink) = AsyncStream<Int>.makeStream()
+
+        var sleep: @Sendable (Duration) async throws -> Void {
+            { [self] _ in
+                await withCheckedContinuation { continuation in
+                    let index = gates.withLock { gates in
+                        gates.append(continuation)
+                        return gates.count - 1
+                    }
+                    beganSink.yield(index)
+                }
+            }
+        }
+
+        func release(_ index: Int) {
+            let gate = gates.withLock { gates -> CheckedContinuation<Void, Never>? in
+                defer { gates[index] = nil }
+                return gates[index]
+            }
+            gate?.resume()
+        }
+    }
+
+    @Test("after a flush, the sleeper it cancelled never writes: the next write waits a full interval")
+    func flushCancelsTheScheduledWrite() async throws {
+        let root = try TemporaryRoot()
+        let url = try root.container.url(for: "draft.txt", in: .applicationSupport)
+        let sleeps = GatedSleeps()
+        var began = sleeps.began.makeAsyncIterator()
+        let writer = CoalescingWriter(url: url, interval: .seconds(2), sleep: sleeps.sleep)
+        await writer.update(Data("a".utf8))
+        #expect(await began.next() == 0)
+        try await writer.flush()
+        #expect(await writer.writeCount == 1)
+        await writer.update(Data("b".utf8))
+        #expect(await began.next() == 1)
+        // The first sleeper wakes after all (its cancellation ignored): it must not write "b".
+        sleeps.release(0)
+        for _ in 0..<100 {
+            await Task.yield()
+            #expect(await writer.writeCount == 1, "the cancelled sleeper wrote out of turn")
+        }
+        sleeps.release(1)
+        try await writer.close()
+        #expect(await writer.writeCount == 2)
+        #expect(try Data(contentsOf: url) == Data("b".utf8))
+    }
+}
+
+/// A value behind a lock, for test doubles shared across tasks.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
 }

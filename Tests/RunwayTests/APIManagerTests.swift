@@ -191,6 +191,56 @@ struct APIManagerTests {
             #expect(echo.json?["headers"]?["x-client"] == "ios-5.1")
         }
     }
+
+    @Test("concurrent loads: each callback carries its own load's id and response", arguments: TransportKind.allCases)
+    func callbacksCarryTheirLoad(_ kind: TransportKind) async throws {
+        try await withHarness(kind) { harness in
+            let manager = APIManager(TestAPI(path: "/faults/gate/slow"), engine: harness.engine)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            let slow = try #require(manager.loadData())
+            await harness.probe.wait(for: .gateWaiting)
+            manager.api.path = "/echo/fast"
+            let fast = try #require(manager.loadData())
+            await delegate.waitForEvents(1)
+            harness.probe.openGate("slow")
+            await delegate.waitForEvents(2)
+            #expect(delegate.loads == [fast, slow])
+            guard case .success(let first?) = delegate.events[0], case .success(let second?) = delegate.events[1] else {
+                Issue.record("both loads should succeed")
+                return
+            }
+            #expect(first.json?["path"] == "/echo/fast")
+            #expect(second.json?["data"]?["gate"] == "slow")
+            // Reforming the response the callback carried, not whatever landed last.
+            let path = try await manager.reform(first, with: PathReformer())
+            #expect(path == "/echo/fast")
+        }
+    }
+
+    @Test("a delegate that implements only the short callbacks still hears every load")
+    func shortFormDelegate() async throws {
+        final class ShortForm: APIManagerDelegate {
+            var succeeded = 0
+            var continuation: CheckedContinuation<Void, Never>?
+            func apiManagerDidSucceed(_ manager: any APIManaging) {
+                succeeded += 1
+                continuation?.resume()
+                continuation = nil
+            }
+        }
+        try await withHarness { harness in
+            let manager = APIManager(TestAPI(path: "/echo/short"), engine: harness.engine)
+            let delegate = ShortForm()
+            manager.delegate = delegate
+            await withCheckedContinuation { continuation in
+                delegate.continuation = continuation
+                manager.loadData()
+            }
+            #expect(delegate.succeeded == 1)
+        }
+    }
+
 }
 
 /// A tiny lock-protected box for values written off the main actor in tests.
@@ -213,4 +263,9 @@ final class TestBox<Value: Sendable>: @unchecked Sendable {
         body(&stored)
         lock.unlock()
     }
+}
+
+/// The echoed path of a response.
+struct PathReformer: Reformer {
+    func reform(_ response: RawResponse) throws -> String { response.json?["path"]?.stringValue ?? "" }
 }

@@ -10,13 +10,13 @@ struct InterceptorTests {
         let journal: Journal
         let delivered: RecordingDelegate = RecordingDelegate()
         init(_ journal: Journal) { self.journal = journal }
-        func apiManagerDidSucceed(_ manager: any APIManaging) {
+        func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID) {
             journal.entries.append("delegate.success")
-            delivered.apiManagerDidSucceed(manager)
+            delivered.apiManager(manager, didSucceed: response, load: load)
         }
-        func apiManagerDidFail(_ manager: any APIManaging, error: RunwayError) {
+        func apiManager(_ manager: any APIManaging, didFail error: RunwayError, load: LoadID) {
             journal.entries.append("delegate.failure")
-            delivered.apiManagerDidFail(manager, error: error)
+            delivered.apiManager(manager, didFail: error, load: load)
         }
     }
 

@@ -29,6 +29,71 @@ struct RequestStrategyTests {
         }
     }
 
+    @Test("ignore-new: a delegate load that joins an async load in flight is delivered to the delegate", .timeLimit(.minutes(1)))
+    func delegateJoinsAsync() async throws {
+        try await withHarness { harness in
+            var api = TestAPI(path: "/faults/gate/join-async")
+            api.requestStrategy = .ignoreNewWhileLoading
+            let manager = APIManager(api, engine: harness.engine)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            let inFlight = Task { try await manager.load() }
+            await harness.probe.wait(for: .gateWaiting)
+            #expect(manager.loadData() == nil, "the refresh joins the load in flight")
+            harness.probe.openGate("join-async")
+            _ = try await inFlight.value
+            await delegate.waitForEvents(1)
+            #expect(delegate.events.count == 1)
+            #expect(delegate.events[0].isSuccess, "the refresh spinner must stop")
+            #expect(harness.probe.count("/faults/gate/join-async") == 1)
+        }
+    }
+
+    @Test("ignore-new: the async caller leaving does not cancel a load a joined delegate still waits for", .timeLimit(.minutes(1)))
+    func asyncLeavesDelegateStays() async throws {
+        try await withHarness { harness in
+            var api = TestAPI(path: "/faults/gate/join-leave")
+            api.requestStrategy = .ignoreNewWhileLoading
+            let manager = APIManager(api, engine: harness.engine)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            let inFlight = Task { try await manager.load() }
+            await harness.probe.wait(for: .gateWaiting)
+            manager.loadData()
+            inFlight.cancel()
+            await #expect(throws: RunwayError.cancelled) { try await inFlight.value }
+            // Let the manager see the async caller leave before the answer can arrive.
+            await Task { @MainActor in }.value
+            #expect(manager.isLoading, "the delegate still waits for the load")
+            harness.probe.openGate("join-leave")
+            await delegate.waitForEvents(1)
+            #expect(delegate.events[0].isSuccess)
+            #expect(harness.probe.count("/faults/gate/join-leave") == 1)
+        }
+    }
+
+    @Test("ignore-new: an async caller that joins a delegate load and leaves does not cancel it", .timeLimit(.minutes(1)))
+    func asyncJoinsDelegateAndLeaves() async throws {
+        try await withHarness { harness in
+            var api = TestAPI(path: "/faults/gate/join-delegate")
+            api.requestStrategy = .ignoreNewWhileLoading
+            let manager = APIManager(api, engine: harness.engine)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            #expect(manager.loadData() != nil)
+            await harness.probe.wait(for: .gateWaiting)
+            let joined = Task { try await manager.load() }
+            await Task { @MainActor in }.value
+            joined.cancel()
+            await #expect(throws: RunwayError.cancelled) { try await joined.value }
+            await Task { @MainActor in }.value
+            #expect(manager.isLoading)
+            harness.probe.openGate("join-delegate")
+            await delegate.waitForEvents(1)
+            #expect(delegate.events[0].isSuccess)
+        }
+    }
+
     @Test("cancel-in-flight: the old load is cancelled on the wire and delivered as cancelled; the new one lands")
     func cancelInFlight() async throws {
         try await withHarness { harness in

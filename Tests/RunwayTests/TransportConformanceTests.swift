@@ -112,6 +112,28 @@ struct TransportConformanceTests {
         }
     }
 
+    @Test("a body that breaks off before its promised length is a lost connection", arguments: TransportKind.allCases)
+    func bodyBreaksOff(_ kind: TransportKind) async throws {
+        try await withTransport(kind) { transport, server in
+            await #expect(throws: RunwayError.connectionLost) {
+                try await transport.send(request(server, .get, "/faults/drop?key=conformance-\(kind)&failures=1"))
+            }
+        }
+    }
+
+    @Test("HEAD and 204 answers arrive with no body", arguments: TransportKind.allCases)
+    func bodyless(_ kind: TransportKind) async throws {
+        try await withTransport(kind) { transport, server in
+            let head = try await transport.send(request(server, .head, "/faults/no-content"))
+            #expect(head.head.status == .ok)
+            #expect(head.body.isEmpty)
+            #expect(head.head.headerFields[HTTPField.Name("X-Resource-Version")!] == "7")
+            let deleted = try await transport.send(request(server, .delete, "/faults/no-content"))
+            #expect(deleted.head.status == .noContent)
+            #expect(deleted.body.isEmpty)
+        }
+    }
+
     @Test("a refused connection is reported as no network (refused)", arguments: TransportKind.allCases)
     func refused(_ kind: TransportKind) async throws {
         let stopped = try await DemoServer.start()

@@ -2,15 +2,24 @@
 ///
 /// The first load of a key starts the call; later ones join it. A joiner whose task is cancelled
 /// stops waiting at once, and the shared call is cancelled only when nobody waits any more.
+/// Joining, leaving and ending a call all happen under one lock, so a load arriving as the last
+/// waiter leaves never joins a call that is being cancelled: it starts a new one.
 final class CallCoalescer: Sendable {
     typealias Outcome = Result<RawResponse, RunwayError>
 
-    private final class Call: Sendable {
-        let waiters = Locked<[ObjectIdentifier: OneShot<Outcome>]>([:])
-        let task = Locked<Task<Void, Never>?>(nil)
+    /// One shared call: who waits for it, and its task.
+    private struct Call {
+        let id: UInt64
+        var waiters: [ObjectIdentifier: OneShot<Outcome>]
+        var task: Task<Void, Never>?
     }
 
-    private let calls = Locked<[String: Call]>([:])
+    private struct State {
+        var calls: [String: Call] = [:]
+        var lastID: UInt64 = 0
+    }
+
+    private let state = Locked(State())
     /// Told each time a load joins or starts a call (tests wait on it).
     let joined = Locked<(@Sendable (String, Int) -> Void)?>(nil)
 
@@ -18,45 +27,44 @@ final class CallCoalescer: Sendable {
     func run(_ key: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome {
         let waiter = OneShot<Outcome>()
         let identity = ObjectIdentifier(waiter)
-        let (call, count) = calls.withLock { calls -> (Call, Int) in
-            if let existing = calls[key] {
-                let count = existing.waiters.withLock { waiters in
-                    waiters[identity] = waiter
-                    return waiters.count
-                }
-                return (existing, count)
+        let (callID, count) = state.withLock { state -> (UInt64, Int) in
+            if var existing = state.calls[key] {
+                existing.waiters[identity] = waiter
+                state.calls[key] = existing
+                return (existing.id, existing.waiters.count)
             }
-            let call = Call()
-            call.waiters.withLock { $0[identity] = waiter }
-            calls[key] = call
+            state.lastID += 1
+            let id = state.lastID
             // Started under the lock, so a waiter can never find the call without its task.
-            call.task.withLock {
-                $0 = Task {
-                    let outcome = await operation()
-                    let waiting = self.calls.withLock { calls -> [OneShot<Outcome>] in
-                        if calls[key] === call { calls.removeValue(forKey: key) }
-                        return call.waiters.withLock { Array($0.values) }
-                    }
-                    for waiter in waiting { waiter.resolve(outcome) }
+            let task = Task {
+                let outcome = await operation()
+                let waiting = self.state.withLock { state -> [OneShot<Outcome>] in
+                    guard let call = state.calls[key], call.id == id else { return [] }
+                    state.calls.removeValue(forKey: key)
+                    return Array(call.waiters.values)
                 }
+                for waiter in waiting { waiter.resolve(outcome) }
             }
-            return (call, 1)
+            state.calls[key] = Call(id: id, waiters: [identity: waiter], task: task)
+            return (id, 1)
         }
         joined.withLock { $0 }?(key, count)
         return await withTaskCancellationHandler {
             await waiter.value
         } onCancel: {
             waiter.resolve(.failure(.cancelled))
-            let nobodyLeft = call.waiters.withLock { waiters in
-                waiters.removeValue(forKey: identity)
-                return waiters.isEmpty
-            }
-            if nobodyLeft {
-                self.calls.withLock { calls in
-                    if calls[key] === call { calls.removeValue(forKey: key) }
+            // Leaving and, for the last waiter, removing the call are one step.
+            let abandoned = self.state.withLock { state -> Task<Void, Never>? in
+                guard var call = state.calls[key], call.id == callID else { return nil }
+                call.waiters.removeValue(forKey: identity)
+                guard call.waiters.isEmpty else {
+                    state.calls[key] = call
+                    return nil
                 }
-                call.task.withLock { $0 }?.cancel()
+                state.calls.removeValue(forKey: key)
+                return call.task
             }
+            abandoned?.cancel()
         }
     }
 }

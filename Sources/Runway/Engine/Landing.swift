@@ -12,8 +12,13 @@ enum Landing {
         guard status.kind == .successful else {
             return .failure(.httpStatus(code: status.code, body: response.body))
         }
+        // HEAD answers and 204/205 carry no body by definition (RFC 9110 §9.3.2, §15.3.5–6):
+        // a success with no JSON, and no envelope for the service's convention to read.
+        let bodyless = request.method == .head || status.code == 204 || status.code == 205
         var json: JSON?
-        if api.responseFormat == .json, let parsed {
+        if bodyless {
+            json = nil
+        } else if api.responseFormat == .json, let parsed {
             json = parsed
         } else if api.responseFormat == .json {
             guard !response.body.isEmpty, status != .noContent else { return .failure(.noContent) }
@@ -26,10 +31,12 @@ enum Landing {
         let raw = RawResponse(
             api: api, request: request, response: response.head, body: response.body, json: json, attempts: attempts,
             origin: origin)
-        do {
-            try service.convention.check(raw)
-        } catch {
-            return .failure(error)
+        if !bodyless {
+            do {
+                try service.convention.check(raw)
+            } catch {
+                return .failure(error)
+            }
         }
         do {
             try api.responseValidator.validate(raw)

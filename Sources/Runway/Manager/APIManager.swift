@@ -118,6 +118,10 @@ public final class APIManager<Endpoint: API>: APIManaging {
         return try await Self.reform(rawResponse, with: reformer)
     }
 
+    public func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output {
+        try await Self.reform(response, with: reformer)
+    }
+
     public func cancelAllRequests() {
         for (id, entry) in book.finishAll() { cancelAndDeliver(id, entry) }
     }
@@ -205,13 +209,13 @@ public final class APIManager<Endpoint: API>: APIManaging {
             rawResponse = response
             lastError = nil
             for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
-            if entry.notifiesDelegate { delegate?.apiManagerDidSucceed(self) }
+            if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(result) }
             for interceptor in interceptors { interceptor.afterPerformSuccess(call, response: response) }
         case .failure(let error):
             lastError = error
             for interceptor in interceptors { interceptor.beforePerformFailure(call, error: error) }
-            if entry.notifiesDelegate { delegate?.apiManagerDidFail(self, error: error) }
+            if entry.notifiesDelegate { delegate?.apiManager(self, didFail: error, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(result) }
             for interceptor in interceptors { interceptor.afterPerformFailure(call, error: error) }
         }

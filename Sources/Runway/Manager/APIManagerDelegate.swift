@@ -1,27 +1,51 @@
 /// The landing point of a manager's loads: one success and one failure callback.
 ///
 /// Held weakly, so a view controller can go away while its requests fly; the manager it owned
-/// goes with it and cancels them. Both callbacks run on the main actor, exactly once per load
-/// started with ``APIManager/loadData(with:)``.
+/// goes with it and cancels them. The callbacks run on the main actor, exactly once per load
+/// started with ``APIManager/loadData(with:ignoringCache:)``.
+///
+/// Implement either form. The full form carries the load's identifier (what `loadData`
+/// returned) and its own response, which matters when loads run concurrently: by the time a
+/// reformer runs, ``APIManaging/rawResponse`` may already hold a later load's answer. The short
+/// form (``apiManagerDidSucceed(_:)``, ``apiManagerDidFail(_:error:)``) is what the full form
+/// calls by default.
 ///
 /// For example:
 ///
 /// ```swift
-/// func apiManagerDidSucceed(_ manager: any APIManaging) {
-///     Task { listView.configure(try await manager.fetchData(with: listReformer)) }
+/// func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID) {
+///     Task { listView.configure(try await manager.reform(response, with: listReformer)) }
 /// }
 ///
-/// func apiManagerDidFail(_ manager: any APIManaging, error: RunwayError) {
+/// func apiManager(_ manager: any APIManaging, didFail error: RunwayError, load: LoadID) {
 ///     guard !error.isCancellation else { return }
 ///     showBanner(error.localizedMessage())
 /// }
 /// ```
 @MainActor
 public protocol APIManagerDelegate: AnyObject {
+    /// Load `load` of `manager` succeeded with `response`.
+    func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID)
+    /// Load `load` of `manager` failed with `error`.
+    func apiManager(_ manager: any APIManaging, didFail error: RunwayError, load: LoadID)
     /// A load of `manager` succeeded; its raw response is in ``APIManaging/rawResponse``.
     func apiManagerDidSucceed(_ manager: any APIManaging)
     /// A load of `manager` failed with `error`.
     func apiManagerDidFail(_ manager: any APIManaging, error: RunwayError)
+}
+
+extension APIManagerDelegate {
+    public func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID) {
+        apiManagerDidSucceed(manager)
+    }
+
+    public func apiManager(_ manager: any APIManaging, didFail error: RunwayError, load: LoadID) {
+        apiManagerDidFail(manager, error: error)
+    }
+
+    public func apiManagerDidSucceed(_ manager: any APIManaging) {}
+
+    public func apiManagerDidFail(_ manager: any APIManaging, error: RunwayError) {}
 }
 
 /// Supplies params when a load is started without any.
@@ -52,6 +76,8 @@ public protocol APIManaging: AnyObject {
     func fetchData() -> JSON?
     /// The last successful response shaped by `reformer`, which runs off the main actor.
     func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output
+    /// `response` (one a delegate callback carried) shaped by `reformer`, off the main actor.
+    func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output
     /// Cancels every in-flight load; each is delivered as ``RunwayError/cancelled``.
     func cancelAllRequests()
 }

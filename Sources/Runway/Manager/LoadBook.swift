@@ -18,7 +18,8 @@ struct LoadBook<Waiter, Context> {
     enum Admission: Equatable {
         /// Send the load; first deliver ``RunwayError/cancelled`` to, and cancel, these loads.
         case start(cancelling: [LoadID])
-        /// Do not send: the in-flight load `LoadID` serves this one.
+        /// Do not send: the in-flight load `LoadID` serves this one (its outcome also goes to the
+        /// joiner's waiter or, for a delegate load, to the delegate).
         case join(LoadID)
     }
 
@@ -40,7 +41,10 @@ struct LoadBook<Waiter, Context> {
         switch strategy {
         case .ignoreNewWhileLoading:
             if let current = order.first {
+                // The joiner is served by the in-flight load: its waiter, or the delegate, is
+                // added to that load's deliveries.
                 if let waiter { entries[current]?.waiters.append(waiter) }
+                if notifiesDelegate { entries[current]?.notifiesDelegate = true }
                 return (.join(current), [])
             }
         case .cancelInFlight:

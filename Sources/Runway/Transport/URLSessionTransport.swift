@@ -68,7 +68,8 @@ public final class URLSessionTransport: Transport {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: self.classify(error, handle: handle, request: request))
+                        continuation.resume(
+                            throwing: self.classify(error, handle: handle, request: request))
                         return
                     }
                     guard let http = response as? HTTPURLResponse else {
@@ -123,6 +124,15 @@ public final class URLSessionTransport: Transport {
         guard let urlError = error as? URLError else {
             return .transport(description: String(describing: error))
         }
+        #if canImport(FoundationNetworking)
+        // On Linux, URLSession runs on libcurl and reports a body cut short after the head as
+        // URLError -1 with curl's CURLE_PARTIAL_FILE text ("transfer closed with 989 bytes
+        // remaining to read", "transfer closed with outstanding read data remaining"): the fault
+        // Apple's URLSession calls networkConnectionLost and AsyncHTTPClient a closed connection.
+        if urlError.code == .unknown, urlError.localizedDescription.hasPrefix("transfer closed with") {
+            return .connectionLost
+        }
+        #endif
         switch urlError.code {
         case .cancelled: return .cancelled
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,

@@ -31,13 +31,20 @@ public struct RoutePattern: Sendable {
     public var scheme: String?
     /// The host, lowercase; `""` for none.
     public var host: String
+    /// The port the URL must name, or `nil` for a URL that names none (a URL with a port the
+    /// pattern does not declare is refused, like any other undeclared part).
+    public var port: Int?
     public var path: [Segment]
     public var query: Query
     public var fragment: Fragment
 
-    public init(scheme: String? = nil, host: String, path: [Segment] = [], query: Query = .none, fragment: Fragment = .none) {
+    public init(
+        scheme: String? = nil, host: String, port: Int? = nil, path: [Segment] = [], query: Query = .none,
+        fragment: Fragment = .none
+    ) {
         self.scheme = scheme?.lowercased()
         self.host = host.lowercased()
+        self.port = port
         self.path = path
         self.query = query
         self.fragment = fragment
@@ -46,7 +53,7 @@ public struct RoutePattern: Sendable {
     /// The captured values when `url` matches, else `nil`.
     func match(_ url: IncomingURL) -> [String: ParameterValue]? {
         if let scheme, scheme != url.scheme { return nil }
-        guard url.host == host, url.pathSegments.count == path.count else { return nil }
+        guard url.host == host, url.port == port, url.pathSegments.count == path.count else { return nil }
         var values: [String: ParameterValue] = [:]
         for (segment, text) in zip(path, url.pathSegments) {
             switch segment {

@@ -1,5 +1,6 @@
 import CompressNIO
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Routes that misbehave on purpose, so clients can be tested against every failure a real
@@ -18,6 +19,7 @@ import Hummingbird
 ///   interval: a body slower than any sensible timeout.
 /// - `GET /faults/stall` — the head and the first bytes of a body, then nothing until the
 ///   client closes the connection (the probe hears it).
+/// - `DELETE /faults/no-content` — 204; `HEAD /faults/no-content` — 200 with header fields only.
 /// - `GET /faults/cacheable?key=` — the count of requests for `key`, with
 ///   `Cache-Control: public, max-age=3600`: what an HTTP cache would keep.
 /// - `ANY /faults/redirect-to/{status}/{path…}` — `status` with `Location: /{path…}`, for
@@ -145,6 +147,17 @@ enum FaultRoutes {
                     }
                     throw HTTPError(.serviceUnavailable)
                 })
+        }
+        router.delete("/faults/no-content") { _, _ -> Response in
+            probe.record("/faults/no-content")
+            return Response(status: .noContent)
+        }
+        router.head("/faults/no-content") { _, _ -> Response in
+            probe.record("/faults/no-content")
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[HTTPField.Name("X-Resource-Version")!] = "7"
+            return Response(status: .ok, headers: headers)
         }
         router.get("/faults/cacheable") { request, _ -> Response in
             let key = request.uri.queryParameters["key"].map(String.init) ?? "default"

@@ -19,6 +19,9 @@ public actor CoalescingWriter {
     private let sleep: @Sendable (Duration) async throws -> Void
     private var pending: Data?
     private var scheduled: Task<Void, Never>?
+    /// Identifies the scheduled write; a flush or close moves it on, so a sleeper that wakes
+    /// anyway (cancelled, or a sleep that does not throw) never writes out of turn.
+    private var schedule = 0
     private var closed = false
     /// How many times the file has been written.
     public private(set) var writeCount = 0
@@ -49,9 +52,11 @@ public actor CoalescingWriter {
         if scheduled == nil {
             let interval = self.interval
             let sleep = self.sleep
+            schedule += 1
+            let token = schedule
             scheduled = Task { [weak self] in
-                try? await sleep(interval)
-                await self?.scheduledWrite()
+                do { try await sleep(interval) } catch { return }
+                await self?.scheduledWrite(token)
             }
         }
         return true
@@ -63,6 +68,7 @@ public actor CoalescingWriter {
     public func flush() throws(StorageError) {
         scheduled?.cancel()
         scheduled = nil
+        schedule += 1
         try writePending()
     }
 
@@ -72,7 +78,8 @@ public actor CoalescingWriter {
         try flush()
     }
 
-    private func scheduledWrite() {
+    private func scheduledWrite(_ token: Int) {
+        guard token == schedule else { return }
         scheduled = nil
         do { try writePending() } catch { lastError = error }
     }

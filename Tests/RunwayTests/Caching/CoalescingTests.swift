@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Runway
 import Testing
 @_spi(Benchmarks) @testable import Runway
@@ -98,5 +99,32 @@ struct CoalescingTests {
             await #expect(throws: RunwayError.cancelled) { try await task.value }
             await harness.probe.wait(for: .holdClosed)
         }
+    }
+
+    @Test("a load arriving as the last waiter leaves starts its own call and is never cancelled by the one leaving")
+    nonisolated func leaveAndArriveTogether() async throws {
+        let coalescer = CallCoalescer()
+        let answer = RawResponse(
+            api: TestAPI(path: "/x"), request: HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/x"),
+            response: HTTPResponse(status: .ok), body: Data(), json: nil)
+        let (joins, joined) = AsyncStream<Void>.makeStream()
+        coalescer.joined.withLock { $0 = { _, _ in joined.yield() } }
+        var joinIterator = joins.makeAsyncIterator()
+        var wronglyCancelled = 0
+        for _ in 0..<300 {
+            let leaving = Task {
+                await coalescer.run("k") {
+                    try? await Task.sleep(for: .milliseconds(10))
+                    return Task.isCancelled ? .failure(.cancelled) : .success(answer)
+                }
+            }
+            _ = await joinIterator.next()
+            async let arriving = coalescer.run("k") { .success(answer) }
+            leaving.cancel()
+            if case .failure(.cancelled) = await arriving { wronglyCancelled += 1 }
+            _ = await joinIterator.next()
+            _ = await leaving.value
+        }
+        #expect(wronglyCancelled == 0)
     }
 }

@@ -19,13 +19,17 @@ final class RecordingDelegate: APIManagerDelegate {
     }
 
     private(set) var events: [Event] = []
+    /// The load each event belongs to, in the same order.
+    private(set) var loads: [LoadID] = []
     private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    func apiManagerDidSucceed(_ manager: any APIManaging) {
-        record(.success(manager.rawResponse))
+    func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID) {
+        loads.append(load)
+        record(.success(response))
     }
 
-    func apiManagerDidFail(_ manager: any APIManaging, error: RunwayError) {
+    func apiManager(_ manager: any APIManaging, didFail error: RunwayError, load: LoadID) {
+        loads.append(load)
         record(.failure(error))
     }
 
