@@ -150,6 +150,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
     ]

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import RunwayStorage
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("Container roles and the Linux mapping")
 struct ContainerTests {
     @Test("an explicit root mirrors the iOS container, created on demand with private roles 0700")
@@ -41,6 +45,74 @@ struct ContainerTests {
         #expect(unset.directory(for: .applicationSupport).path == "/home/u/.local/share/todo")
         #expect(unset.directory(for: .caches).path == "/home/u/.cache/todo")
         #expect(unset.directory(for: .temporary).path == "/tmp/todo-\(getuid())")
+
+        let runtime = ContainerLayout.system(appName: "todo", environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "TMPDIR": "/scratch"])
+        #expect(runtime.directory(for: .temporary).path == "/run/user/1000/todo")
+    }
+
+    /// A shared folder like /tmp, with a temporary directory someone else may have planted.
+    func sharedTemporary(_ plant: (URL) throws -> Void) throws -> (Container, URL, TemporaryRoot) {
+        let shared = try TemporaryRoot()
+        let app = "runway-test-\(UUID().uuidString.prefix(8))"
+        let planted = shared.url.appendingPathComponent("\(app)-\(getuid())")
+        try plant(planted)
+        let container = Container(.system(appName: app, environment: ["TMPDIR": shared.url.path, "HOME": shared.url.path]))
+        return (container, planted, shared)
+    }
+
+    @Test("a temporary directory planted as a symbolic link is refused, and nothing is written through it")
+    func plantedSymlink() throws {
+        let elsewhere = try TemporaryRoot()
+        let (container, planted, shared) = try sharedTemporary { url in
+            try FileManager.default.createSymbolicLink(at: url, withDestinationURL: elsewhere.url)
+        }
+        _ = shared
+        #expect(throws: StorageError.self) { try container.url(for: "upload.part", in: .temporary) }
+        do {
+            _ = try container.directory(for: .temporary)
+        } catch {
+            guard case .untrustedDirectory(let path, _) = error else { throw error }
+            #expect(path == planted.path)
+        }
+        #expect(try entries(elsewhere.url).isEmpty)
+    }
+
+    @Test("a temporary directory open to others, or another user's, is refused")
+    func openPermissions() throws {
+        let (open, _, keepOpen) = try sharedTemporary { url in
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+            chmod(url.path, 0o777)
+        }
+        _ = keepOpen
+        #expect {
+            try open.directory(for: .temporary)
+        } throws: { error in
+            guard case .untrustedDirectory(_, let reason) = error as? StorageError else { return false }
+            return reason.contains("777")
+        }
+        if getuid() == 0 {
+            let (foreign, _, keepForeign) = try sharedTemporary { url in
+                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+                chmod(url.path, 0o700)
+                chown(url.path, 65534, 65534)
+            }
+            _ = keepForeign
+            #expect {
+                try foreign.directory(for: .temporary)
+            } throws: { error in
+                guard case .untrustedDirectory(_, let reason) = error as? StorageError else { return false }
+                return reason.contains("another user")
+            }
+        }
+    }
+
+    @Test("a temporary directory this user made, 0700, is used")
+    func ownPrivateDirectory() throws {
+        let (container, planted, shared) = try sharedTemporary { _ in }
+        _ = shared
+        let url = try container.directory(for: .temporary)
+        #expect(url.path == planted.path)
+        #expect(FileSystem.permissions(of: url) == 0o700)
     }
     #endif
 

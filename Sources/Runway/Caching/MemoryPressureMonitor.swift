@@ -9,8 +9,10 @@ import Glibc
 ///
 /// Apple platforms: the dispatch memory-pressure source (warning and critical). Linux: a PSI
 /// trigger on `/proc/pressure/memory` (or the cgroup v2 `memory.pressure` of this process) —
-/// "some" tasks stalled on memory for 150 ms within a second wakes a background thread. Where the
-/// kernel offers neither, one log line says so and only ``ResponseCache/purge()`` remains.
+/// "some" tasks stalled on memory for 15 % of a window wakes a background thread. Kernels differ
+/// in the windows they accept (seen: 1 s refused, 2 s and 10 s accepted, 5 s refused), so the
+/// monitor tries 1 s, 2 s and 10 s windows in turn and arms the first the kernel takes. Where the
+/// kernel offers none, one log line says so and only ``ResponseCache/purge()`` remains.
 public final class MemoryPressureMonitor: Sendable {
     /// Whether a pressure source is armed.
     public let isActive: Bool
@@ -36,16 +38,18 @@ public final class MemoryPressureMonitor: Sendable {
         stopper = Locked({ box.source.cancel() })
         #else
         var armed: (Int32, String)?
-        for path in pressureFiles {
-            let descriptor = open(path, O_RDWR | O_NONBLOCK)
-            guard descriptor >= 0 else { continue }
-            let trigger = "some 150000 1000000\0"
-            let written = trigger.withCString { write(descriptor, $0, strlen($0) + 1) }
-            if written > 0 {
-                armed = (descriptor, path)
-                break
+        search: for path in pressureFiles {
+            for trigger in Self.triggers {
+                // A trigger belongs to its file descriptor: each attempt opens the file afresh.
+                let descriptor = open(path, O_RDWR | O_NONBLOCK)
+                guard descriptor >= 0 else { continue search }
+                let written = trigger.withCString { write(descriptor, $0, strlen($0) + 1) }
+                if written > 0 {
+                    armed = (descriptor, "\(path) (\(trigger))")
+                    break search
+                }
+                close(descriptor)
             }
-            close(descriptor)
         }
         guard let (descriptor, path) = armed else {
             logger.notice(
@@ -93,6 +97,9 @@ public final class MemoryPressureMonitor: Sendable {
         init(_ source: any DispatchSourceMemoryPressure) { self.source = source }
     }
     #endif
+
+    /// PSI triggers tried in order: 150 ms of a 1 s window, 300 ms of 2 s, 1.5 s of 10 s.
+    static let triggers = ["some 150000 1000000", "some 300000 2000000", "some 1500000 10000000"]
 
     /// `/proc/pressure/memory`, then this process's cgroup v2 `memory.pressure`.
     public static func defaultPressureFiles() -> [String] {

@@ -23,10 +23,19 @@ public struct Container: Sendable, Hashable {
     /// The directory of `role`, created if missing: private roles 0700, and the caches and
     /// temporary directories tagged as excluded from backups.
     ///
-    /// - throws: ``StorageError/io(operation:path:reason:)`` when it cannot be created.
+    /// On Linux the system layout's temporary directory lies in a folder every local user shares
+    /// (unless `$XDG_RUNTIME_DIR` is set): it is used only when it is a real directory (not a
+    /// link), owned by this user, with mode 0700.
+    ///
+    /// - throws: ``StorageError/io(operation:path:reason:)`` when it cannot be created;
+    ///   ``StorageError/untrustedDirectory(path:reason:)`` when the temporary directory someone
+    ///   else made first is not this user's private one.
     public func directory(for role: ContainerRole) throws(StorageError) -> URL {
         let url = layout.directory(for: role)
         try FileSystem.createDirectory(url, permissions: role.isPrivate ? 0o700 : 0o755)
+        #if os(Linux)
+        if role == .temporary, case .system = layout { try FileSystem.verifyPrivateDirectory(url) }
+        #endif
         if !role.isBackedUp {
             try BackupExclusion.exclude(url)
         }

@@ -10,7 +10,7 @@ import Foundation
 /// | documents | `$XDG_DATA_HOME/<app>/Documents` | `$HOME/.local/share/<app>/Documents` |
 /// | applicationSupport | `$XDG_DATA_HOME/<app>` | `$HOME/.local/share/<app>` |
 /// | caches | `$XDG_CACHE_HOME/<app>` | `$HOME/.cache/<app>` |
-/// | temporary | `$TMPDIR/<app>-<uid>` | `/tmp/<app>-<uid>` |
+/// | temporary | `$XDG_RUNTIME_DIR/<app>`, else `$TMPDIR/<app>-<uid>` | `/tmp/<app>-<uid>` |
 ///
 /// Without `$HOME` the user's home directory from the password database is used. An explicit root
 /// (for tests and sandboxes) mirrors the iOS container: `Documents`, `Library/Application Support`,
@@ -71,6 +71,11 @@ public enum ContainerLayout: Sendable, Hashable {
         case .caches:
             return xdg("XDG_CACHE_HOME", fallback: ".cache", environment).appendingPathComponent(appName, isDirectory: true)
         case .temporary:
+            // The runtime directory is the user's own (0700, per the XDG specification); /tmp is
+            // everyone's, so Container checks the folder found there before using it.
+            if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+                return URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent(appName, isDirectory: true)
+            }
             let base = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
             return URL(fileURLWithPath: base, isDirectory: true)
                 .appendingPathComponent("\(appName)-\(getuid())", isDirectory: true)

@@ -24,6 +24,9 @@ public enum StorageError: Error, Sendable, Hashable {
     case notFound(String)
     /// The operating system refused an operation.
     case io(operation: String, path: String, reason: String)
+    /// A private directory in a shared place (the temporary role under `/tmp`) is not this
+    /// user's own: a symbolic link, another user's, or open to others. Nothing was written to it.
+    case untrustedDirectory(path: String, reason: String)
 }
 
 extension StorageError: CustomStringConvertible {
@@ -42,6 +45,7 @@ extension StorageError: CustomStringConvertible {
         case .invalidPath(let path): return "\"\(path)\" is not a relative path inside its directory"
         case .notFound(let path): return "no file at \(path)"
         case .io(let operation, let path, let reason): return "\(operation) \(path) failed: \(reason)"
+        case .untrustedDirectory(let path, let reason): return "\(path) is not a private directory of this user: \(reason)"
         }
     }
 }

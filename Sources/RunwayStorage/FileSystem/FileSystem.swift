@@ -36,6 +36,24 @@ enum FileSystem {
         }
     }
 
+    /// Checks, without following links, that `url` is a directory owned by this user that no one
+    /// else may read or write: what a private folder in a shared place (`/tmp`) must be before
+    /// anything goes into it, since another local user may have made it first.
+    static func verifyPrivateDirectory(_ url: URL) throws(StorageError) {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { throw fail("inspect", url) }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw .untrustedDirectory(path: url.path, reason: "it is a symbolic link or a file, not a directory")
+        }
+        guard info.st_uid == getuid() else {
+            throw .untrustedDirectory(path: url.path, reason: "it belongs to another user (uid \(info.st_uid))")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw .untrustedDirectory(
+                path: url.path, reason: "other users may use it (mode \(String(info.st_mode & 0o777, radix: 8)))")
+        }
+    }
+
     /// The components of a relative path, refusing empty, absolute and climbing paths.
     static func validatedComponents(_ path: String) throws(StorageError) -> [String] {
         guard !path.isEmpty, !path.hasPrefix("/"), !path.contains("\0") else { throw .invalidPath(path) }

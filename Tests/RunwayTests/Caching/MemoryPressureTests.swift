@@ -26,6 +26,15 @@ struct MemoryPressureTests {
         #expect(monitor.isActive ? reported == 0 : reported == 1)
         monitor.stop()
     }
+
+    @Test(
+        "where the kernel has writable PSI files (this project's machines), the monitor is armed",
+        .enabled(if: FileManager.default.isWritableFile(atPath: "/proc/pressure/memory")))
+    func armedWherePSIExists() throws {
+        let monitor = MemoryPressureMonitor(handler: {})
+        #expect(monitor.isActive, "a PSI trigger window this kernel accepts must be found")
+        monitor.stop()
+    }
     #endif
 
     @Test("a pressure event empties the memory tier and leaves the disk tier")
