@@ -149,6 +149,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import RunwayServer
 
@@ -13,7 +14,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let server = try await DemoServer.start(logLevel: quiet ? .critical : .info)
-        print("Runway demo server at \(server.baseURL) — Ctrl-C to stop")
+        // Written unbuffered: a parent process reading the address through a pipe gets it now.
+        FileHandle.standardOutput.write(Data("Runway demo server at \(server.baseURL) — Ctrl-C to stop\n".utf8))
         while !Task.isCancelled {
             try await Task.sleep(for: .seconds(3600))
         }

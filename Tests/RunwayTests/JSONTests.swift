@@ -56,4 +56,54 @@ struct JSONTests {
         #expect(throws: JSON.EncodingFailure.self) { try JSON.array([.double(.nan)]).encoded() }
         #expect(throws: JSON.EncodingFailure.self) { try JSON.double(.infinity).encoded() }
     }
+
+    @Test("a leading UTF-8 byte order mark is ignored, as RFC 8259 allows")
+    func byteOrderMark() throws {
+        let json = try JSONParser.parse(Data([0xEF, 0xBB, 0xBF] + Array(#"{"a":1}"#.utf8)))
+        #expect(json["a"] == 1)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data([0xEF, 0xBB] + Array("1".utf8))) }
+    }
+
+    @Test("integers beyond Int keep every digit and encode back unchanged")
+    func bigIntegers() throws {
+        let text = #"{"id":18446744073709551615,"neg":-9223372036854775809,"huge":123456789012345678901234567890}"#
+        let json = try JSONParser.parse(Data(text.utf8))
+        #expect(json["id"] == .bigInteger("18446744073709551615"))
+        #expect(json["id"]?.uint64Value == UInt64.max)
+        #expect(json["neg"] == .bigInteger("-9223372036854775809"))
+        #expect(json["huge"]?.scalarText == "123456789012345678901234567890")
+        #expect(json["id"]?.intValue == nil)
+        #expect(String(decoding: try json.encoded(), as: UTF8.self) == #"{"huge":123456789012345678901234567890,"id":18446744073709551615,"neg":-9223372036854775809}"#)
+        #expect(try JSONParser.parse(Data("9223372036854775807".utf8)) == .int(Int.max))
+        #expect(throws: JSON.EncodingFailure.self) { try JSON.bigInteger("12a").encoded() }
+    }
+
+    @Test("a string that starts with U+FEFF keeps it; \\u escapes give the same bytes as the raw text")
+    func stringsKeepEveryScalar() throws {
+        let raw = try JSONParser.parse(Data([0x22, 0xEF, 0xBB, 0xBF] + Array("x\"".utf8)))
+        #expect(raw.stringValue?.unicodeScalars.first == "\u{FEFF}")
+        let escaped = try JSONParser.parse(Data(#""\ufeffx\u00e9\u4e2d\ud83d\ude00""#.utf8))
+        #expect(escaped.stringValue == "\u{FEFF}xé中😀")
+    }
+
+    @Test("the UTF-8 validator of older systems agrees with the standard library on every sequence it is shown")
+    func validatorAgrees() {
+        var samples: [[UInt8]] = [
+            [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98, 0x80],
+            [0xE4, 0xB8, 0xAD], [0xC3, 0xA9], [0x80], [0xFF], [0xE4, 0xB8], [0x41],
+        ]
+        var state: UInt64 = 42
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<(Int(state % 6) + 1) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes.append(UInt8(truncatingIfNeeded: state >> 33) | (state & 1 == 0 ? 0x80 : 0))
+            }
+            samples.append(bytes)
+        }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else { return }
+        for bytes in samples {
+            #expect(UTF8Validation.isValid(bytes) == (String(validating: bytes, as: UTF8.self) != nil), "\(bytes)")
+        }
+    }
 }

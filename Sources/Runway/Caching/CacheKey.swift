@@ -53,7 +53,11 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     var headers: [String: String]
     var body: Data
     /// The parsed body, kept in memory so a memory hit parses nothing.
-    var json: JSON?
+    var json: JSON? {
+        didSet { jsonCost = json?.approximateMemoryCost ?? 0 }
+    }
+    /// What the parsed tree holds in memory, counted once when it is set.
+    private(set) var jsonCost = 0
     var storedAt: Date
     /// When the entry stops being fresh in the tier holding it.
     var expiresAt: Date
@@ -62,7 +66,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The URL that answered, after redirects.
     var url: String?
 
-    var cost: Int { body.count + 256 }
+    /// What the entry holds: the body, its parsed tree (often several times the body), and the
+    /// entry itself.
+    var cost: Int { body.count + jsonCost + 256 }
 
     @_spi(Benchmarks) public init(
         key: String, status: Int, headers: [String: String], body: Data, json: JSON?, storedAt: Date, expiresAt: Date,
@@ -73,6 +79,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.headers = headers
         self.body = body
         self.json = json
+        self.jsonCost = json?.approximateMemoryCost ?? 0
         self.storedAt = storedAt
         self.expiresAt = expiresAt
         self.apiName = apiName

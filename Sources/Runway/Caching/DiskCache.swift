@@ -7,8 +7,11 @@ public import RunwayStorage
 /// ones as files beside it; a size limit kept by trimming least-recently-used entries to 70 %
 /// in the background.
 ///
-/// A database that SQLite finds corrupt or that is not a database at all is deleted and made
-/// again, with a log line: a cache may lose its contents, never crash the app.
+/// A database that SQLite finds corrupt or that is not a database at all (`SQLITE_CORRUPT`,
+/// `SQLITE_NOTADB`) is deleted and made again, with a log line — at open, or later when a read
+/// or write finds it so: a cache may lose its contents, never crash the app. Any other failure
+/// to open (the file busy or locked by another process sharing the container, a permission
+/// error) is thrown, and the file is left alone.
 @_spi(Benchmarks) public final class DiskCache: Sendable {
     @_spi(Benchmarks) public struct Configuration: Sendable {
         var sizeLimit: Int64
@@ -22,7 +25,11 @@ public import RunwayStorage
         }
     }
 
-    private let pool: DatabasePool
+    private let state: Locked<DatabasePool>
+    private var pool: DatabasePool { state.withLock { $0 } }
+    private let name = "runway/http-cache.sqlite"
+    private let container: Container
+    private let migrator: DatabaseMigrator
     private let blobs: URL
     private let configuration: Configuration
     private let totalSize: Locked<Int64>
@@ -36,7 +43,7 @@ public import RunwayStorage
     @_spi(Benchmarks) public init(container: Container, configuration: Configuration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        let name = "runway/http-cache.sqlite"
+        self.container = container
         blobs = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches).deletingLastPathComponent()
         var migrator = DatabaseMigrator()
         migrator.registerMigration("entries-v1") { db in
@@ -63,29 +70,62 @@ public import RunwayStorage
         migrator.registerMigration("entries-v2-url") { db in
             try db.execute(sql: "ALTER TABLE entry ADD COLUMN url TEXT")
         }
+        self.migrator = migrator
         var pool: DatabasePool
         do {
             let opened = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
             // Touch the schema so a corrupt file is found now, not on the first request.
             _ = try opened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }
             pool = opened
-        } catch {
+        } catch where Self.isCorruption(error) {
             logger.warning("runway cache: the disk cache was unreadable and is made again", metadata: ["error": "\(error)"])
-            let url = try container.url(for: name, in: .caches)
-            for suffix in ["", "-wal", "-shm"] {
-                try? FileManager.default.removeItem(atPath: url.path + suffix)
-            }
-            try? FileManager.default.removeItem(at: blobs)
-            try FileManager.default.createDirectory(at: blobs, withIntermediateDirectories: true)
-            pool = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
+            pool = try Self.remake(name, container: container, migrator: migrator, blobs: blobs)
         }
-        self.pool = pool
+        self.state = Locked(pool)
         let size = try pool.read { db in try Int64.fetchOne(db, sql: Self.totalSizeSQL) } ?? 0
         totalSize = Locked(size)
     }
 
+    /// Whether SQLite says the file is damaged or not a database: the only errors that make a
+    /// cache delete its file.
+    static func isCorruption(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+    }
+
+    /// Deletes the database and its blobs and opens a new, empty one.
+    private static func remake(
+        _ name: String, container: Container, migrator: DatabaseMigrator, blobs: URL
+    ) throws -> DatabasePool {
+        let url = try container.url(for: name, in: .caches)
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: url.path + suffix)
+        }
+        try? FileManager.default.removeItem(at: blobs)
+        try FileManager.default.createDirectory(at: blobs, withIntermediateDirectories: true)
+        return try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
+    }
+
+    /// A read or write found the database damaged: make it again (once, whoever finds it first).
+    private func recover(from error: any Error, seenOn damaged: DatabasePool) {
+        guard Self.isCorruption(error) else { return }
+        state.withLock { pool in
+            guard pool === damaged else { return }  // another caller already made it again
+            logger.warning("runway cache: the disk cache was found damaged and is made again", metadata: ["error": "\(error)"])
+            try? pool.close()
+            do {
+                pool = try Self.remake(name, container: container, migrator: migrator, blobs: blobs)
+            } catch {
+                logger.error("runway cache: the disk cache could not be made again", metadata: ["error": "\(error)"])
+            }
+        }
+        pendingAccess.withLock { $0.removeAll() }
+        totalSize.withLock { $0 = 0 }
+    }
+
     /// The entry of `key`, fresh or not; marks it recently used.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
+        let pool = self.pool
         do {
             let row = try pool.read { db in
                 try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE key = ?"), arguments: [key])
@@ -110,11 +150,13 @@ public import RunwayStorage
                 apiName: row["api"], sensitiveComponent: row["sensitive"], url: row["url"])
         } catch {
             logger.warning("runway cache: disk read failed", metadata: ["error": "\(error)"])
+            recover(from: error, seenOn: pool)
             return nil
         }
     }
 
     @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {
+        let pool = self.pool
         let size = Int64(entry.body.count)
         let inline = entry.body.count <= configuration.inlineThreshold
         let file = inline ? nil : entry.key
@@ -150,6 +192,7 @@ public import RunwayStorage
         } catch {
             // Out of space or a failing disk: the cache simply does not keep this one.
             logger.notice("runway cache: disk write skipped", metadata: ["error": "\(error)"])
+            recover(from: error, seenOn: pool)
         }
     }
 
@@ -177,6 +220,7 @@ public import RunwayStorage
     func removeAll(sensitiveComponent: String) { remove(where: "sensitive = ?", [sensitiveComponent]) }
 
     private func remove(where condition: String, _ values: [String]) {
+        let pool = self.pool
         do {
             let files = try pool.write { db -> [String] in
                 let files = try String.fetchAll(db, sql: "SELECT file FROM entry WHERE file IS NOT NULL AND \(condition)", arguments: StatementArguments(values))
@@ -186,6 +230,7 @@ public import RunwayStorage
             try discard(files)
         } catch {
             logger.warning("runway cache: disk removal failed", metadata: ["error": "\(error)"])
+            recover(from: error, seenOn: pool)
         }
     }
 

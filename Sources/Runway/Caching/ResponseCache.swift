@@ -138,14 +138,18 @@ public final class ResponseCache: Sendable {
 
     /// Memory, then disk (promoting a disk hit). Expired entries are returned only with
     /// `allowExpired` (for stale-if-offline).
-    func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool) -> Hit? {
+    ///
+    /// With `parsesJSON` (an API whose format is JSON), a disk hit is parsed here, once, and
+    /// promoted to memory with its tree, so later memory hits parse nothing.
+    func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool, parsesJSON: Bool = false) -> Hit? {
         let now = self.now()
         if let entry = memory.entry(key.hash) {
             if entry.expiresAt > now { return Hit(entry: entry, tier: .memory, isExpired: false) }
             if allowExpired, policy.tiers == .memory { return Hit(entry: entry, tier: .memory, isExpired: true) }
         }
-        guard policy.tiers == .memoryAndDisk, let disk, let entry = disk.entry(key.hash, now: now) else { return nil }
+        guard policy.tiers == .memoryAndDisk, let disk, var entry = disk.entry(key.hash, now: now) else { return nil }
         let fresh = entry.expiresAt > now
+        if parsesJSON, !entry.body.isEmpty { entry.json = try? JSON(parsing: entry.body) }
         if fresh {
             var promoted = entry
             promoted.expiresAt = min(entry.expiresAt, now.addingTimeInterval(policy.memoryLifetime.seconds))

@@ -25,6 +25,9 @@ extension JSON {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .int(let number): output.append(contentsOf: String(number).utf8)
+        case .bigInteger(let digits):
+            guard JSON.isIntegerText(digits) else { throw EncodingFailure(reason: "\(digits) is not an integer") }
+            output.append(contentsOf: digits.utf8)
         case .double(let number):
             guard number.isFinite else { throw EncodingFailure(reason: "\(number) is not a JSON number") }
             output.append(contentsOf: format(number).utf8)
@@ -81,5 +84,16 @@ extension JSON: CustomStringConvertible {
     public var description: String {
         guard let data = try? encoded() else { return "<unencodable>" }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension JSON {
+    /// Whether `text` is a JSON integer: an optional `-`, then `0` or digits not starting with `0`.
+    static func isIntegerText(_ text: String) -> Bool {
+        var digits = Substring(text)
+        if digits.first == "-" { digits = digits.dropFirst() }
+        guard let first = digits.first, first.isASCII, first.isNumber else { return false }
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return first != "0" || digits.count == 1
     }
 }

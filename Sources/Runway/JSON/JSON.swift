@@ -2,8 +2,9 @@
 ///
 /// `JSON` is a `Sendable` value type, so a parsed response can cross from the engine (where it is
 /// parsed, off the main actor) to the manager and to reformers without copying into
-/// `[String: Any]`. Integers and floating-point numbers stay distinct, so 64-bit identifiers keep
-/// every digit.
+/// `[String: Any]`. Integers and floating-point numbers stay distinct, so identifiers keep every
+/// digit: integers that do not fit `Int` (an unsigned 64-bit id, say) are kept as their exact
+/// digits in ``bigInteger(_:)``, never rounded through `Double`.
 ///
 /// For example:
 ///
@@ -16,6 +17,9 @@ public enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
+    /// An integer outside `Int`'s range, as its exact decimal digits (with a leading `-` when
+    /// negative), as it arrived.
+    case bigInteger(String)
     case double(Double)
     case string(String)
     case array([JSON])
@@ -52,11 +56,22 @@ extension JSON {
         }
     }
 
-    /// The number as a `Double`, when this is a number.
+    /// The number as a `Double`, when this is a number (a big integer rounded to the nearest).
     public var doubleValue: Double? {
         switch self {
         case .int(let value): return Double(value)
+        case .bigInteger(let digits): return Double(digits)
         case .double(let value): return value
+        default: return nil
+        }
+    }
+
+    /// The integer as a `UInt64`, when this is an integer in its range: unsigned 64-bit
+    /// identifiers above `Int.max` included.
+    public var uint64Value: UInt64? {
+        switch self {
+        case .int(let value): return UInt64(exactly: value)
+        case .bigInteger(let digits): return UInt64(digits)
         default: return nil
         }
     }
@@ -91,9 +106,34 @@ extension JSON {
         switch self {
         case .string(let value): return value
         case .int(let value): return String(value)
+        case .bigInteger(let digits): return digits
         case .double(let value): return value.isFinite ? JSON.format(value) : nil
         case .bool(let value): return value ? "true" : "false"
         case .null, .array, .object: return nil
+        }
+    }
+}
+
+// MARK: - Memory
+
+extension JSON {
+    /// About how many bytes the value holds in memory: each value's slot, strings' storage,
+    /// and arrays' and dictionaries' buffers. The memory tier counts it against its cost limit.
+    var approximateMemoryCost: Int {
+        let slot = MemoryLayout<JSON>.stride
+        switch self {
+        case .null, .bool, .int, .double: return slot
+        case .string(let text): return slot + (text.utf8.count > 15 ? 32 + text.utf8.count : 0)
+        case .bigInteger(let digits): return slot + 32 + digits.utf8.count
+        case .array(let elements):
+            return slot + 32 + elements.reduce(0) { $0 + $1.approximateMemoryCost }
+        case .object(let members):
+            // A dictionary keeps about a third of its buckets free, and a key is a String slot.
+            let buckets = members.count + members.count / 3
+            return slot + 48 + buckets * MemoryLayout<String>.stride
+                + members.reduce(0) { total, member in
+                    total + (member.key.utf8.count > 15 ? 32 + member.key.utf8.count : 0) + member.value.approximateMemoryCost
+                }
         }
     }
 }

@@ -21,9 +21,11 @@ struct JSONParser {
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
-    /// Parses one JSON text; white space may surround it, nothing else may follow it.
+    /// Parses one JSON text; white space may surround it, nothing else may follow it. A leading
+    /// UTF-8 byte order mark is ignored (RFC 8259 §8.1 allows it; Foundation does the same).
     static func parse(_ data: Data) throws(Failure) -> JSON {
         var parser = JSONParser(bytes: [UInt8](data))
+        if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()
         let value = try parser.parseValue()
         parser.skipWhitespace()
@@ -35,12 +37,15 @@ struct JSONParser {
 
     private func fail(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
 
-    /// The bytes as a string when they are valid UTF-8 (overlong forms refused), else `nil`.
+    /// The bytes as a string when they are valid UTF-8 (overlong forms, surrogates and values
+    /// past U+10FFFF refused), else `nil`. Every byte is kept, a leading U+FEFF included.
     static func validatedString(_ bytes: some Collection<UInt8>) -> String? {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
             return String(validating: bytes, as: UTF8.self)
         }
-        return String(bytes: bytes, encoding: .utf8)
+        // Older systems: validate here, then decode (which then never has to repair anything).
+        guard UTF8Validation.isValid(bytes) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private mutating func skipWhitespace() {
@@ -173,7 +178,7 @@ struct JSONParser {
                 case UInt8(ascii: "t"): scalars.append(0x09)
                 case UInt8(ascii: "u"):
                     let scalar = try parseUnicodeEscape()
-                    scalars.append(contentsOf: String(Character(scalar)).utf8)
+                    UTF8.encode(scalar) { scalars.append($0) }
                 default: throw fail("invalid escape")
                 }
             default:
@@ -247,7 +252,10 @@ struct JSONParser {
             guard index > digits else { throw fail("invalid number") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let value = Int(text) { return .int(value) }
+        if isInteger {
+            // Out of Int's range, the digits are kept exactly rather than rounded through Double.
+            return Int(text).map(JSON.int) ?? .bigInteger(text)
+        }
         guard let value = Double(text), value.isFinite else {
             throw Failure(reason: "number out of range", offset: start)
         }

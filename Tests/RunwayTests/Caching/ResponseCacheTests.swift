@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Logging
 import Runway
@@ -45,6 +46,26 @@ struct ResponseCacheTests {
     }
 
     func advance(_ seconds: TimeInterval) { clock.set(clock.value.addingTimeInterval(seconds)) }
+
+    @Test("the memory tier counts the parsed tree it holds, and a disk hit is promoted with its tree")
+    func memoryCostAndPromotion() async throws {
+        let cache = try makeCache()
+        try await withHarness(cache: cache) { harness in
+            let manager = APIManager(cachedAPI(path: "/listings/esf"), engine: harness.engine)
+            let first = try await manager.load(with: ["page_size": 20])
+            let held = cache.memoryUsage
+            #expect(held.count == 1)
+            #expect(held.bytes > 2 * first.body.count, "the tree of a listing page costs more than its bytes")
+            cache.purge()
+            let promoted = try await manager.load(with: ["page_size": 20])
+            #expect(promoted.origin == .cache(tier: .disk, age: .zero, isStale: false))
+            #expect(cache.memoryUsage.bytes == held.bytes, "the promoted entry holds its tree again")
+            let memoryHit = try await manager.load(with: ["page_size": 20])
+            #expect(memoryHit.origin == .cache(tier: .memory, age: .zero, isStale: false))
+            #expect(memoryHit.json == first.json)
+            #expect(harness.probe.count("/listings/esf") == 1)
+        }
+    }
 
     @Test("memory, then disk, then network: hits, expiry per tier, promotion, and the age of what is delivered")
     func tiersAndExpiry() async throws {
@@ -259,5 +280,65 @@ struct ResponseCacheTests {
         let cache = try makeCache()
         #expect(cache.disk != nil)
         #expect(cache.diskUsage == 0)
+    }
+
+    func entry(_ key: String, _ body: String) -> CachedEntry {
+        CachedEntry(
+            key: key, status: 200, headers: [:], body: Data(body.utf8), json: nil, storedAt: clock.value,
+            expiresAt: clock.value.addingTimeInterval(60), apiName: "T", sensitiveComponent: nil)
+    }
+
+    @Test("a database locked by another process is not deleted: opening fails and the entries survive")
+    func lockedIsNotCorrupt() throws {
+        do {
+            let cache = try makeCache()
+            cache.disk?.store(entry("kept", "x"), now: clock.value)
+        }
+        let database = root.url.appendingPathComponent("Library/Caches/runway/http-cache.sqlite")
+        // Another process sharing the container (an app extension) holds the database exclusively.
+        let holder = try DatabaseQueue(path: database.path)
+        let locked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? holder.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+                try db.execute(sql: "BEGIN EXCLUSIVE")
+                try db.execute(sql: "UPDATE entry SET status = status")
+                locked.signal()
+                release.wait()
+                try db.execute(sql: "COMMIT")
+            }
+            finished.signal()
+        }
+        locked.wait()
+        #expect(throws: (any Error).self) { try makeCache() }
+        #expect(!log.lines.contains { $0.message.contains("made again") })
+        release.signal()
+        finished.wait()
+        try holder.close()
+        let reopened = try makeCache()
+        #expect(reopened.disk?.entry("kept", now: clock.value)?.body == Data("x".utf8))
+    }
+
+    @Test("a database found damaged after opening is made again on the spot, not only logged")
+    func corruptionFoundLater() throws {
+        let cache = try makeCache()
+        let disk = try #require(cache.disk)
+        for index in 0..<200 { disk.store(entry("k\(index)", String(repeating: "v", count: 500)), now: clock.value) }
+        let database = root.url.appendingPathComponent("Library/Caches/runway/http-cache.sqlite")
+        // Checkpoint the WAL into the main file, then scribble over every page after the first.
+        _ = try DatabaseQueue(path: database.path).writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let handle = try FileHandle(forWritingTo: database)
+        try handle.seek(toOffset: 4096)
+        try handle.write(contentsOf: Data(repeating: 0x5A, count: 64 * 4096))
+        try handle.close()
+        #expect(disk.entry("k1", now: clock.value) == nil)
+        #expect(log.lines.contains { $0.message.contains("found damaged and is made again") })
+        disk.store(entry("after", "y"), now: clock.value)
+        #expect(disk.entry("after", now: clock.value)?.body == Data("y".utf8))
+        #expect(cache.diskUsage == 1)
     }
 }
