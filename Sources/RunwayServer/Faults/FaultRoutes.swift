@@ -44,15 +44,8 @@ enum FaultRoutes {
         }
         router.get("/faults/hang") { request, _ -> Response in
             probe.record("/faults/hang")
-            probe.signal(.holdStarted)
-            try await request.body.consumeWithInboundCloseHandler { _ in
-                // Hold the response until the client goes away (or the server stops).
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(3600))
-                }
-            } onInboundClosed: {
-                probe.signal(.holdClosed)
-            }
+            // Hold the response until the client goes away (or the server stops).
+            try await holdUntilClientLeaves(request, probe: probe)
             return JSONResponse.html("released", status: .serviceUnavailable)
         }
         router.get("/faults/gate/:key") { _, context -> Response in
@@ -136,15 +129,8 @@ enum FaultRoutes {
                 status: .ok, headers: headers,
                 body: ResponseBody(contentLength: 1000) { writer in
                     try await writer.write(ByteBuffer(string: "{\"partial\":"))
-                    probe.signal(.holdStarted)
                     // Hold the rest until the client goes away (or the server stops).
-                    try await request.body.consumeWithInboundCloseHandler { _ in
-                        while !Task.isCancelled {
-                            try? await Task.sleep(for: .seconds(3600))
-                        }
-                    } onInboundClosed: {
-                        probe.signal(.holdClosed)
-                    }
+                    try await holdUntilClientLeaves(request, probe: probe)
                     throw HTTPError(.serviceUnavailable)
                 })
         }
@@ -189,6 +175,19 @@ enum FaultRoutes {
             router.on("/faults/redirect-to/:status/**", method: method, use: redirectTo)
         }
         addEcho(to: router, probe: probe)
+    }
+
+    /// Signals `holdStarted`, then waits until the client closes the connection (signalling
+    /// `holdClosed`) or the server stops.
+    static func holdUntilClientLeaves(_ request: Request, probe: ServerProbe) async throws {
+        probe.signal(.holdStarted)
+        try await request.body.consumeWithInboundCloseHandler { _ in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        } onInboundClosed: {
+            probe.signal(.holdClosed)
+        }
     }
 
     /// `ANY <group>/echo/…`: the request as the server saw it.
