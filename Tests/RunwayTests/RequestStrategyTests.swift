@@ -29,14 +29,20 @@ struct RequestStrategyTests {
         }
     }
 
+    /// A manager of a gated refresh API (`.ignoreNewWhileLoading`) with a recording delegate.
+    func refreshManager(_ harness: Harness, gate: String) -> (APIManager<TestAPI>, RecordingDelegate) {
+        var api = TestAPI(path: "/faults/gate/\(gate)")
+        api.requestStrategy = .ignoreNewWhileLoading
+        let manager = APIManager(api, engine: harness.engine)
+        let delegate = RecordingDelegate()
+        manager.delegate = delegate
+        return (manager, delegate)
+    }
+
     @Test("ignore-new: a delegate load that joins an async load in flight is delivered to the delegate", .timeLimit(.minutes(1)))
     func delegateJoinsAsync() async throws {
         try await withHarness { harness in
-            var api = TestAPI(path: "/faults/gate/join-async")
-            api.requestStrategy = .ignoreNewWhileLoading
-            let manager = APIManager(api, engine: harness.engine)
-            let delegate = RecordingDelegate()
-            manager.delegate = delegate
+            let (manager, delegate) = refreshManager(harness, gate: "join-async")
             let inFlight = Task { try await manager.load() }
             await harness.probe.wait(for: .gateWaiting)
             #expect(manager.loadData() == nil, "the refresh joins the load in flight")
@@ -52,11 +58,7 @@ struct RequestStrategyTests {
     @Test("ignore-new: the async caller leaving does not cancel a load a joined delegate still waits for", .timeLimit(.minutes(1)))
     func asyncLeavesDelegateStays() async throws {
         try await withHarness { harness in
-            var api = TestAPI(path: "/faults/gate/join-leave")
-            api.requestStrategy = .ignoreNewWhileLoading
-            let manager = APIManager(api, engine: harness.engine)
-            let delegate = RecordingDelegate()
-            manager.delegate = delegate
+            let (manager, delegate) = refreshManager(harness, gate: "join-leave")
             let inFlight = Task { try await manager.load() }
             await harness.probe.wait(for: .gateWaiting)
             manager.loadData()
@@ -75,11 +77,7 @@ struct RequestStrategyTests {
     @Test("ignore-new: an async caller that joins a delegate load and leaves does not cancel it", .timeLimit(.minutes(1)))
     func asyncJoinsDelegateAndLeaves() async throws {
         try await withHarness { harness in
-            var api = TestAPI(path: "/faults/gate/join-delegate")
-            api.requestStrategy = .ignoreNewWhileLoading
-            let manager = APIManager(api, engine: harness.engine)
-            let delegate = RecordingDelegate()
-            manager.delegate = delegate
+            let (manager, delegate) = refreshManager(harness, gate: "join-delegate")
             #expect(manager.loadData() != nil)
             await harness.probe.wait(for: .gateWaiting)
             let joined = Task { try await manager.load() }
