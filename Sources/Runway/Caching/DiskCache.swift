@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 public import Logging
@@ -33,7 +34,11 @@ public import RunwayStorage
     private let blobs: URL
     private let configuration: Configuration
     private let totalSize: Locked<Int64>
-    private let trimming = Locked<Task<Void, Never>?>(nil)
+    /// The serial queue every disk access of ``ResponseCache`` and every trim runs on: SQLite and
+    /// file I/O never occupy a thread of Swift's cooperative pool, and reads queued after writes
+    /// see them.
+    @_spi(Benchmarks) public let queue = DispatchQueue(label: "runway.cache.disk", qos: .utility)
+    private let trimScheduled = Locked(false)
     /// Reads waiting to be recorded: a read stays a read, and recency is written with the next
     /// write (or before a trim, which is the only thing that needs it).
     private let pendingAccess = Locked<[String: TimeInterval]>([:])
@@ -247,20 +252,32 @@ public import RunwayStorage
 
     var count: Int { (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }) ?? 0 }
 
-    /// Trims to ``Configuration/trimRatio`` of the limit, least recently used first, once at a time.
+    /// Trims to ``Configuration/trimRatio`` of the limit, least recently used first, once at a
+    /// time, on the disk queue.
     private func trimInBackground() {
-        trimming.withLock { running in
-            guard running == nil else { return }
-            running = Task.detached(priority: .background) { [self] in
-                self.trim()
-                self.trimming.withLock { $0 = nil }
-            }
+        let schedule = trimScheduled.withLock { scheduled -> Bool in
+            defer { scheduled = true }
+            return !scheduled
+        }
+        guard schedule else { return }
+        queue.async { [self] in
+            trimScheduled.withLock { $0 = false }
+            trim()
         }
     }
 
+    /// Waits until everything queued on the disk queue so far (writes, removals, a trim) is done.
+    func waitForQueuedWork() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
     /// Waits for a background trim, if one runs.
-    func waitForTrim() async {
-        await trimming.withLock { $0 }?.value
+    func waitForTrim() async { await waitForQueuedWork() }
+
+    /// Runs `body` on the disk queue and hands back its result, suspending (not blocking) the
+    /// caller meanwhile.
+    func onQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: body()) } }
     }
 
     /// Deletes least recently used entries until the total is within the trim target.

@@ -86,36 +86,41 @@ public final class ResponseCache: Sendable {
     public func purge() { memory.removeAll() }
 
     /// Removes every entry of both tiers. Loads in flight do not store their answers.
+    ///
+    /// The memory tier is emptied at once; the disk tier on its queue, before any later lookup
+    /// reads it (``waitForDiskWork()`` waits for it).
     public func removeAll() {
-        removing {
-            memory.removeAll()
-            disk?.removeAll()
-        }
+        removing({ memory.removeAll() }, disk: { $0.removeAll() })
     }
 
     /// Removes every entry of the API named `apiName` (its ``API/name``). Loads in flight do not
     /// store their answers.
     public func removeEntries(forAPI apiName: String) {
-        removing {
-            memory.removeAll { $0.apiName == apiName }
-            disk?.removeAll(api: apiName)
-        }
+        removing({ memory.removeAll { $0.apiName == apiName } }, disk: { $0.removeAll(api: apiName) })
     }
 
     /// Removes every entry stored under `component` (``API/cacheSensitiveComponent``): on logout.
     /// Loads in flight do not store their answers, so nothing of the old user comes back.
     public func removeEntries(sensitiveComponent component: String) {
-        removing {
-            memory.removeAll { $0.sensitiveComponent == component }
-            disk?.removeAll(sensitiveComponent: component)
+        removing(
+            { memory.removeAll { $0.sensitiveComponent == component } },
+            disk: { $0.removeAll(sensitiveComponent: component) })
+    }
+
+    /// Bumps the generation and empties memory under the lock (so no store slips in between), and
+    /// queues the disk removal behind every disk write already queued.
+    private func removing(_ inMemory: () -> Void, disk removal: @escaping @Sendable (DiskCache) -> Void) {
+        generation.withLock { generation in
+            generation += 1
+            inMemory()
+            if let disk { disk.queue.async { removal(disk) } }
         }
     }
 
-    private func removing(_ body: () -> Void) {
-        generation.withLock { generation in
-            generation += 1
-            body()
-        }
+    /// Waits until every disk write and removal queued so far has reached the disk: before
+    /// reading the disk tier's files directly, or when the app is about to be suspended.
+    public func waitForDiskWork() async {
+        await disk?.waitForQueuedWork()
     }
 
     /// The removal generation now: pass it to ``store(_:key:api:policy:generation:)``.
@@ -137,17 +142,20 @@ public final class ResponseCache: Sendable {
     }
 
     /// Memory, then disk (promoting a disk hit). Expired entries are returned only with
-    /// `allowExpired` (for stale-if-offline).
+    /// `allowExpired` (for stale-if-offline). The disk is read on its own queue: the caller
+    /// suspends, and no thread of the cooperative pool waits for SQLite.
     ///
     /// With `parsesJSON` (an API whose format is JSON), a disk hit is parsed here, once, and
     /// promoted to memory with its tree, so later memory hits parse nothing.
-    func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool, parsesJSON: Bool = false) -> Hit? {
+    func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool, parsesJSON: Bool = false) async -> Hit? {
         let now = self.now()
         if let entry = memory.entry(key.hash) {
             if entry.expiresAt > now { return Hit(entry: entry, tier: .memory, isExpired: false) }
             if allowExpired, policy.tiers == .memory { return Hit(entry: entry, tier: .memory, isExpired: true) }
         }
-        guard policy.tiers == .memoryAndDisk, let disk, var entry = disk.entry(key.hash, now: now) else { return nil }
+        guard policy.tiers == .memoryAndDisk, let disk else { return nil }
+        let hash = key.hash
+        guard var entry = await disk.onQueue({ disk.entry(hash, now: now) }) else { return nil }
         let fresh = entry.expiresAt > now
         if parsesJSON, !entry.body.isEmpty { entry.json = try? JSON(parsing: entry.body) }
         if fresh {
@@ -161,15 +169,19 @@ public final class ResponseCache: Sendable {
 
     /// Keeps a successful response in the tiers the policy names, unless a removal happened
     /// since `generation` was read (when the load began).
+    ///
+    /// The memory tier is written at once; the disk write is queued on the disk queue, so the
+    /// load's waiters are answered without waiting for SQLite or the file system. A removal
+    /// queued meanwhile runs after it; one that began before it runs makes it a no-op.
     func store(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy, generation expected: Int) {
         guard policy.tiers != .none else { return }
         generation.withLock { current in
             guard current == expected else { return }
-            store(response, key: key, api: api, policy: policy)
+            keep(response, key: key, api: api, policy: policy, generation: expected)
         }
     }
 
-    private func store(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy) {
+    private func keep(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy, generation expected: Int) {
         let now = self.now()
         var headers: [String: String] = [:]
         for field in response.response.headerFields { headers[field.name.canonicalName] = field.value }
@@ -182,7 +194,12 @@ public final class ResponseCache: Sendable {
             var onDisk = entry
             onDisk.json = nil
             onDisk.expiresAt = now.addingTimeInterval(policy.diskLifetime.seconds)
-            disk.store(onDisk, now: now)
+            let generation = self.generation
+            let queued = onDisk
+            disk.queue.async {
+                guard generation.withLock({ $0 }) == expected else { return }
+                disk.store(queued, now: now)
+            }
         }
     }
 }

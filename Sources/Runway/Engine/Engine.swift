@@ -105,7 +105,7 @@ public final class Engine: Sendable {
             return result
         }
 
-        if !ignoringCache, let hit = cache.lookup(key, policy: policy, allowExpired: false, parsesJSON: api.responseFormat == .json) {
+        if !ignoringCache, let hit = await cache.lookup(key, policy: policy, allowExpired: false, parsesJSON: api.responseFormat == .json) {
             let result = landFromCache(hit, api: api, service: service, registered: registered, params: params)
             log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), ContinuousClock.now - started)
             return result
@@ -121,7 +121,7 @@ public final class Engine: Sendable {
             return result
         }
         if policy.staleIfOffline, case .failure(let error) = result, error.isUnreachable,
-            let stale = cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: api.responseFormat == .json)
+            let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: api.responseFormat == .json)
         {
             result = landFromCache(stale, api: api, service: service, registered: registered, params: params)
         }

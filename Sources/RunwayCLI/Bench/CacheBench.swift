@@ -82,6 +82,13 @@ enum CacheBench {
             let label = bytes >= 1024 ? "\(bytes / 1024) KB" : "\(bytes) B"
             print(String(format: "  %-7@ Runway DiskCache  write %8.0f  read %8.0f", label as NSString, diskWrite, diskRead))
             print(String(format: "  %-7@ file per entry    write %8.0f  read %8.0f", label as NSString, fileWrite, fileRead))
+            // What a load's waiters wait for: the write itself before, queueing it now.
+            let queued = (0..<count).map { entry(String(format: "q%063x", $0), bytes: bytes) }
+            let caller = opsPerSecond(count) {
+                for value in queued { disk.queue.async { disk.store(value, now: now) } }
+            }
+            disk.queue.sync {}
+            print(String(format: "  %-7@ caller's wait     inline write %8.0f  queued write %10.0f", label as NSString, diskWrite, caller))
         }
         print("  (file per entry: Foundation's atomic write, no fsync — as the disk tier writes its blobs)\n")
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import HTTPTypes
@@ -46,6 +47,31 @@ struct ResponseCacheTests {
     }
 
     func advance(_ seconds: TimeInterval) { clock.set(clock.value.addingTimeInterval(seconds)) }
+
+    @Test("a load is answered before its disk write, which runs on the disk queue; a later disk read sees it")
+    func diskWriteAfterDelivery() async throws {
+        let cache = try makeCache()
+        let disk = try #require(cache.disk)
+        try await withHarness(cache: cache) { harness in
+            let manager = APIManager(cachedAPI(path: "/faults/gate/disk-queue"), engine: harness.engine)
+            let loading = Task { try await manager.load(with: ["q": "queued"]) }
+            // The cache lookup is done once the request waits at the server; now hold the disk
+            // queue, as a slow disk would, and let the answer come.
+            await harness.probe.wait(for: .gateWaiting)
+            let release = DispatchSemaphore(value: 0)
+            disk.queue.async { release.wait() }
+            harness.probe.openGate("disk-queue")
+            let first = try await loading.value
+            #expect(first.origin == .network)
+            #expect(disk.count == 0, "the answer must not wait for the disk write")
+            release.signal()
+            await cache.waitForDiskWork()
+            #expect(disk.count == 1)
+            cache.purge()
+            let fromDisk = try await manager.load(with: ["q": "queued"])
+            #expect(fromDisk.origin == .cache(tier: .disk, age: .zero, isStale: false))
+        }
+    }
 
     @Test("the memory tier counts the parsed tree it holds, and a disk hit is promoted with its tree")
     func memoryCostAndPromotion() async throws {
