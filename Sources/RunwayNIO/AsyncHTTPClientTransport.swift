@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 public import NIOCore
+import NIOConcurrencyHelpers
 import NIOHTTP1
 import NIOPosix
 public import NIOSSL
@@ -44,6 +45,11 @@ public final class AsyncHTTPClientTransport: Transport {
         /// The longest silence allowed between two reads of a response, whatever the request's
         /// own timeout: the backstop for a peer that stops sending. Default 30 seconds.
         public var readTimeout: TimeAmount
+        /// HTTP/1.1 connections kept per host at most (AsyncHTTPClient's soft limit). Default 8, as
+        /// AsyncHTTPClient recommends; raise it when many loads to one host run at once over
+        /// HTTP/1.1 (32 concurrent loads at 8 connections queue behind each other). HTTP/2
+        /// multiplexes loads over one connection, up to the server's stream limit.
+        public var maximumConnectionsPerHost: Int
 
         /// Creates a configuration.
         public init(
@@ -52,7 +58,8 @@ public final class AsyncHTTPClientTransport: Transport {
             idleTimeout: TimeAmount = .seconds(60),
             tlsConfiguration: TLSConfiguration? = nil,
             pins: [PublicKeyPins] = [],
-            readTimeout: TimeAmount = .seconds(30)
+            readTimeout: TimeAmount = .seconds(30),
+            maximumConnectionsPerHost: Int = 8
         ) {
             self.maximumBodySize = maximumBodySize
             self.httpVersion = httpVersion
@@ -60,17 +67,41 @@ public final class AsyncHTTPClientTransport: Transport {
             self.tlsConfiguration = tlsConfiguration
             self.pins = pins
             self.readTimeout = readTimeout
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
         }
     }
 
     private let client: HTTPClient
     /// One client per pinned host, whose every new connection checks the server's key.
     private let pinnedClients: [String: HTTPClient]
+    /// The clients this transport made, and so shuts down.
+    private let ownedClients: [HTTPClient]
+    private let isShutDown = NIOLockedValueBox(false)
     private let maximumBodySize: Int
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
-    public init(configuration: Configuration = Configuration()) {
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration))
+    public convenience init(configuration: Configuration = Configuration()) {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration))
+        self.init(client: client, owned: true, configuration: configuration)
+    }
+
+    /// Creates the transport over `client`, an `HTTPClient` the app already has (one event loop
+    /// group and one pool for the whole app).
+    ///
+    /// The transport sends with `client` as it is configured, so make it with
+    /// `redirectConfiguration: .disallow`: the engine follows redirects itself, checking every
+    /// hop. AsyncHTTPClient keeps a client's configuration private, so this cannot be checked up
+    /// front; an answer that arrives through redirects the client followed fails with
+    /// ``Runway/RunwayError/invalidRequest(reason:)`` instead of landing. `configuration`'s
+    /// client settings apply to the clients the transport makes for pinned hosts (on `client`'s
+    /// event loop group). The app keeps owning `client` and shuts it down; ``shutdown()`` shuts
+    /// down only the clients the transport made.
+    public convenience init(client: HTTPClient, configuration: Configuration = Configuration()) {
+        self.init(client: client, owned: false, configuration: configuration)
+    }
+
+    private init(client: HTTPClient, owned: Bool, configuration: Configuration) {
+        self.client = client
         var pinned: [String: HTTPClient] = [:]
         for pins in configuration.pins {
             var clientConfiguration = Self.clientConfiguration(configuration)
@@ -79,10 +110,19 @@ public final class AsyncHTTPClientTransport: Transport {
             let check = PinCheck(pins: pins)
             clientConfiguration.http1_1ConnectionDebugInitializer = { check.verify($0) }
             clientConfiguration.http2ConnectionDebugInitializer = { check.verify($0) }
-            pinned[pins.host] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            pinned[pins.host] = HTTPClient(
+                eventLoopGroupProvider: .shared(client.eventLoopGroup), configuration: clientConfiguration)
         }
         self.pinnedClients = pinned
+        self.ownedClients = (owned ? [client] : []) + Array(pinned.values)
         self.maximumBodySize = configuration.maximumBodySize
+    }
+
+    /// A transport released without ``shutdown()`` still closes its own clients, in the
+    /// background, instead of leaking their connections (or trapping in debug builds).
+    deinit {
+        guard !isShutDown.withLockedValue({ $0 }) else { return }
+        for owned in ownedClients { owned.shutdown { _ in } }
     }
 
     private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
@@ -95,15 +135,27 @@ public final class AsyncHTTPClientTransport: Transport {
         )
         clientConfiguration.httpVersion = configuration.httpVersion
         clientConfiguration.connectionPool.idleTimeout = configuration.idleTimeout
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
         // Fail fast on refused connections; the engine's retry policy decides about retrying.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         return clientConfiguration
     }
 
-    /// Closes every pooled connection; the transport cannot send afterwards.
+    /// Closes every pooled connection of the clients this transport made (all of them, even when
+    /// one fails to shut down); the transport cannot send afterwards.
+    ///
+    /// - throws: The first error a client's shutdown reported, after all were shut down.
     public func shutdown() async throws {
-        try await client.shutdown()
-        for pinned in pinnedClients.values { try await pinned.shutdown() }
+        isShutDown.withLockedValue { $0 = true }
+        var firstError: (any Error)?
+        for owned in ownedClients {
+            do {
+                try await owned.shutdown()
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        if let firstError { throw firstError }
     }
 
     /// The transport's deadline covers the whole exchange, body included.
@@ -136,6 +188,12 @@ public final class AsyncHTTPClientTransport: Transport {
             // event loop's timer cancels (closing the connection) if the deadline passes first.
             return try await ExchangeDeadline.run(deadline, on: client.eventLoopGroup.any()) {
                 let response = try await client.execute(prepared, deadline: deadline)
+                // A client the app passed in may follow redirects by itself; its answer skipped the
+                // engine's checks of each hop, so it is refused.
+                guard response.history.count <= 1 else {
+                    throw RunwayError.invalidRequest(
+                        reason: "the HTTPClient followed a redirect; make it with redirectConfiguration: .disallow")
+                }
                 let buffer = try await response.body.collect(upTo: maximumBodySize)
                 let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
                 return TransportResponse(
