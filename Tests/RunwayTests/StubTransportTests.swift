@@ -10,10 +10,10 @@ struct StubTransportTests {
     @Test("sample data answers per API name, an API without a sample gets 404, and requests are recorded")
     func sampleData() async throws {
         let stub = StubTransport(sampleData: [
-            "SecondHandListAPI": .json([
+            "RunwayExamples.SecondHandListAPI": .json([
                 "code": 0, "data": ["items": [["esf_id": 7, "esf_name": "n", "esf_title": "t", "esf_price": 1]]],
             ]),
-            "RentalListAPI": .failure(.noNetwork(reason: .unreachable)),
+            "RunwayExamples.RentalListAPI": .failure(.noNetwork(reason: .unreachable)),
         ])
         let engine = Engine(transport: stub, sleep: { _ in })
         engine.register(listingService(baseURL: "https://listings.example.com"))
@@ -27,7 +27,7 @@ struct StubTransportTests {
             try await APIManager(NewHomeListAPI(), engine: engine).load()
         }
         #expect(stub.requests.map(\.apiName) == [
-            "SecondHandListAPI", "RentalListAPI", "RentalListAPI", "RentalListAPI", "NewHomeListAPI",
+            "RunwayExamples.SecondHandListAPI", "RunwayExamples.RentalListAPI", "RunwayExamples.RentalListAPI", "RunwayExamples.RentalListAPI", "RunwayExamples.NewHomeListAPI",
         ])
         #expect(stub.requests.first?.head.path == "/listings/esf?client=runway-demo")
     }

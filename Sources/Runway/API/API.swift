@@ -35,7 +35,9 @@ public protocol API: Sendable {
     /// The HTTP method.
     var method: HTTPRequest.Method { get }
 
-    /// A name for logs, signatures and stub lookups. Default: the type's name.
+    /// A name for logs, stub lookups, cache removal and interceptors. Default: the type's
+    /// module-qualified name (`ListingsKit.SearchAPI`), so two `SearchAPI` types in different
+    /// modules never share one.
     var name: String { get }
     /// Where params go. Default: ``ParamEncoding/automatic``.
     var paramEncoding: ParamEncoding { get }
@@ -82,7 +84,7 @@ public protocol API: Sendable {
 }
 
 extension API {
-    public var name: String { String(describing: Self.self) }
+    public var name: String { String(reflecting: Self.self) }
     public var paramEncoding: ParamEncoding { .automatic }
     public var timeout: Duration { .seconds(20) }
     public var totalTimeout: Duration? { nil }

@@ -1,12 +1,31 @@
 /// Which deployment of a service an app talks to.
 ///
 /// Each ``Service`` has a base URL per environment; switching environment (for a test build,
-/// a release candidate) changes every API of that service at once.
-public enum Environment: String, Sendable, Hashable, CaseIterable {
+/// a release candidate) changes every API of that service at once. Runway names three; an app
+/// declares any others it has as static members:
+///
+/// ```swift
+/// extension Environment {
+///     static let staging: Environment = "staging"
+/// }
+/// ```
+public struct Environment: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The environment's name; part of cache keys, so keep it stable.
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Creates an environment named `name`.
+    public init(_ name: String) { self.rawValue = name }
+
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public var description: String { rawValue }
+
     /// The development servers.
-    case develop
+    public static let develop: Environment = "develop"
     /// The release-candidate (pre-production) servers.
-    case releaseCandidate
+    public static let releaseCandidate: Environment = "releaseCandidate"
     /// The production servers.
-    case release
+    public static let release: Environment = "release"
 }
