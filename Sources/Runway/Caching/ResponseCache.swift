@@ -51,8 +51,9 @@ public final class ResponseCache: Sendable {
     let now: @Sendable () -> Date
     let logger: Logger
     /// Bumped by every removal; a load that began before one does not store its answer
-    /// afterwards (it may belong to the user who just logged out). Held while storing, so a
-    /// removal and a store never interleave.
+    /// afterwards (it may belong to the user who just logged out). Held while writing the memory
+    /// tier; a queued disk write checks it again when it runs, and the disk removal is queued
+    /// behind it.
     private let generation = Locked(0)
 
     /// Creates a cache; with a `container`, its disk tier lives in the container's caches role.

@@ -77,15 +77,8 @@ enum FaultRoutes {
             let failures = query["failures"].flatMap { Int(String($0)) } ?? 1
             let attempt = probe.record("/faults/drop/\(key)")
             guard attempt > failures else {
-                // Promise 1,000 bytes, send a few, then break the connection.
-                var headers = HTTPFields()
-                headers[.contentType] = "application/json"
-                return Response(
-                    status: .ok, headers: headers,
-                    body: ResponseBody(contentLength: 1000) { writer in
-                        try await writer.write(ByteBuffer(string: "{\"partial\":"))
-                        throw HTTPError(.internalServerError)
-                    })
+                // Break the connection after the first bytes.
+                return partialJSON { throw HTTPError(.internalServerError) }
             }
             return JSONResponse.success(["attempt": attempt])
         }
@@ -123,16 +116,11 @@ enum FaultRoutes {
         }
         router.get("/faults/stall") { request, _ -> Response in
             probe.record("/faults/stall")
-            var headers = HTTPFields()
-            headers[.contentType] = "application/json"
-            return Response(
-                status: .ok, headers: headers,
-                body: ResponseBody(contentLength: 1000) { writer in
-                    try await writer.write(ByteBuffer(string: "{\"partial\":"))
-                    // Hold the rest until the client goes away (or the server stops).
-                    try await holdUntilClientLeaves(request, probe: probe)
-                    throw HTTPError(.serviceUnavailable)
-                })
+            // Hold the rest until the client goes away (or the server stops).
+            return partialJSON {
+                try await holdUntilClientLeaves(request, probe: probe)
+                throw HTTPError(.serviceUnavailable)
+            }
         }
         router.delete("/faults/no-content") { _, _ -> Response in
             probe.record("/faults/no-content")
@@ -175,6 +163,19 @@ enum FaultRoutes {
             router.on("/faults/redirect-to/:status/**", method: method, use: redirectTo)
         }
         addEcho(to: router, probe: probe)
+    }
+
+    /// A 200 that promises 1,000 bytes of JSON, sends the first 11, then runs `rest` (which
+    /// breaks the connection or holds it).
+    static func partialJSON(then rest: @escaping @Sendable () async throws -> Void) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody(contentLength: 1000) { writer in
+                try await writer.write(ByteBuffer(string: "{\"partial\":"))
+                try await rest()
+            })
     }
 
     /// Signals `holdStarted`, then waits until the client closes the connection (signalling
