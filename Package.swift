@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
         // The core: API managers, engine, services, reformers, errors, URLSession transport.
@@ -94,6 +95,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
             ],
             swiftSettings: strictSettings
         ),

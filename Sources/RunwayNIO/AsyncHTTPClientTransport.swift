@@ -173,14 +173,21 @@ public final class AsyncHTTPClientTransport: Transport {
         if outbound.headers["accept-encoding"].isEmpty {
             outbound.headers.add(name: "accept-encoding", value: "gzip, deflate")
         }
-        if let body = request.body {
-            outbound.body = .bytes(ByteBuffer(bytes: body))
+        if let content = request.content {
+            if let data = content.data, request.uploadProgress == nil {
+                outbound.body = .bytes(ByteBuffer(bytes: data))
+            } else {
+                // Files are read a chunk at a time as the connection takes them.
+                outbound.body = .stream(
+                    BodyChunks(body: content, progress: request.uploadProgress), length: .known(content.length))
+            }
         }
         let timeout = TimeAmount.nanoseconds(
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
         let host = Self.host(ofAuthority: authority)
         let client = pinnedClients[host] ?? self.client
         let maximumBodySize = self.maximumBodySize
+        let sink = request.responseSink
         let deadline = NIODeadline.now() + timeout
         let prepared = outbound
         do {
@@ -194,10 +201,18 @@ public final class AsyncHTTPClientTransport: Transport {
                     throw RunwayError.invalidRequest(
                         reason: "the HTTPClient followed a redirect; make it with redirectConfiguration: .disallow")
                 }
-                let buffer = try await response.body.collect(upTo: maximumBodySize)
                 let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
-                return TransportResponse(
-                    head: Self.head(of: response), body: Data(buffer.readableBytesView), httpVersion: version)
+                let head = Self.head(of: response)
+                if let sink {
+                    // A download: every chunk to the sink as it arrives, nothing kept here.
+                    try sink.begin(head)
+                    for try await chunk in response.body {
+                        try chunk.withUnsafeReadableBytes { try sink.write($0) }
+                    }
+                    return TransportResponse(head: head, body: Data(), httpVersion: version)
+                }
+                let buffer = try await response.body.collect(upTo: maximumBodySize)
+                return TransportResponse(head: head, body: Data(buffer.readableBytesView), httpVersion: version)
             }
         } catch {
             throw Self.classify(error)
@@ -208,9 +223,12 @@ public final class AsyncHTTPClientTransport: Transport {
         var fields = HTTPFields()
         for header in response.headers {
             guard let name = HTTPField.Name(header.name) else { continue }
-            // The body handed on is decoded; the wire's encoding and length no longer describe it.
-            if name == .contentEncoding || name == .contentLength { continue }
             fields.append(HTTPField(name: name, value: header.value))
+        }
+        // The body handed on is decoded; an encoding and wire length no longer describe it.
+        if let encoding = fields[.contentEncoding], encoding.lowercased() != "identity" {
+            fields[.contentEncoding] = nil
+            fields[.contentLength] = nil
         }
         return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
     }
@@ -299,6 +317,33 @@ struct PinCheck: Sendable {
             if error is Failure { throw error }
             channel.close(promise: nil)
             throw Failure(host: pins.host)
+        }
+    }
+}
+
+/// A request body read from its files chunk by chunk, as AsyncHTTPClient asks for the next
+/// bytes; each attempt iterates it from the start.
+struct BodyChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    let body: TransportBody
+    let progress: (@Sendable (Int64) -> Void)?
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(reader: body.makeReader(), progress: progress)
+    }
+
+    struct Iterator: AsyncIteratorProtocol {
+        let reader: BodyReader
+        let progress: (@Sendable (Int64) -> Void)?
+        var sent: Int64 = 0
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try reader.read(upTo: BodyReader.chunkSize) else { return nil }
+            // Reported as handed to the connection, which writes it before asking for more.
+            sent += Int64(chunk.count)
+            progress?(sent)
+            return ByteBuffer(bytes: chunk)
         }
     }
 }

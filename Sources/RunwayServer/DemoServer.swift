@@ -58,6 +58,8 @@ public final class DemoServer: Sendable {
             ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
         }
         FaultRoutes.add(to: router, probe: probe)
+        AuthRoutes.add(to: router, probe: probe)
+        TransferRoutes.add(to: router, probe: probe)
         var logger = Logger(label: "runway.server")
         logger.logLevel = logLevel
 

@@ -10,7 +10,7 @@ struct ErrorMessageTests {
         .invalidResponse(reason: "r"), .noContent, .timeout, .noNetwork(reason: .connectionRefused),
         .noNetwork(reason: .unreachable), .noNetwork(reason: .dnsFailure), .connectionLost, .cancelled,
         .insecureConnection(host: "h"), .pinningFailed(host: "h"), .tlsFailure(reason: "r"), .transport(description: "d"),
-        .redirectRefused(location: "l", reason: "r"),
+        .redirectRefused(location: "l", reason: "r"), .unauthenticated(reason: "r"),
     ]
 
     @Test("every case has its own message in both languages, read from the package resources", arguments: everyCase)

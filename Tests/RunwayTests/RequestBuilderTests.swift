@@ -39,12 +39,12 @@ struct RequestBuilderTests {
             api: TestAPI(path: "items", method: .post), service: service, params: ["b": 1, "a": "x"])
         #expect(json.head.path == "/api/items")
         #expect(json.head.headerFields[.contentType] == "application/json")
-        #expect(String(decoding: json.body ?? Data(), as: UTF8.self) == #"{"a":"x","app":"1","b":1,"city":"bj"}"#)
+        #expect(String(decoding: json.body?.data ?? Data(), as: UTF8.self) == #"{"a":"x","app":"1","b":1,"city":"bj"}"#)
 
         let form = try RequestBuilder.build(
             api: TestAPI(path: "items", method: .post, paramEncoding: .form), service: service, params: ["q": "a b"])
         #expect(form.head.headerFields[.contentType] == "application/x-www-form-urlencoded; charset=utf-8")
-        #expect(String(decoding: form.body ?? Data(), as: UTF8.self) == "app=1&city=bj&q=a%20b")
+        #expect(String(decoding: form.body?.data ?? Data(), as: UTF8.self) == "app=1&city=bj&q=a%20b")
     }
 
     @Test("common headers are sent and an API's own header replaces a common one")

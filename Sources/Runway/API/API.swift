@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import HTTPTypes
 
 /// The params of one call: names and JSON values.
@@ -81,6 +81,11 @@ public protocol API: Sendable {
     /// Request header fields whose values change the response, so that they are part of the
     /// cache key, beyond `Accept-Language` which always is. Default: none.
     var cacheVaryingHeaderFields: [HTTPField.Name] { get }
+    /// Whether the service's ``Service/authentication`` applies its credential to this API's
+    /// requests. Default: `true`; the token endpoint that refreshes the credential says `false`.
+    var authenticates: Bool { get }
+    /// Encodes the values given as ``RequestBody/json(_:)``. Default: a plain `JSONEncoder`.
+    var jsonEncoder: JSONEncoder { get }
 }
 
 extension API {
@@ -101,6 +106,8 @@ extension API {
     public var cacheIgnoredParams: Set<String> { [] }
     public var cacheSensitiveComponent: String? { nil }
     public var cacheVaryingHeaderFields: [HTTPField.Name] { [] }
+    public var authenticates: Bool { true }
+    public var jsonEncoder: JSONEncoder { JSONEncoder() }
 }
 
 /// Where a call's params go.

@@ -12,7 +12,7 @@ import HTTPTypes
 /// declares as not affecting the response (timestamps, nonces) are left out.
 ///
 /// A request that carries `Authorization` or `Cookie` (in the service's common header fields or
-/// the API's own) has no key unless the API declares its ``API/cacheSensitiveComponent``: whose
+/// the API's own, or applied by the service's ``Authentication``) has no key unless the API declares its ``API/cacheSensitiveComponent``: whose
 /// answer it is cannot be told from the key, so it is never cached.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Lowercase hex SHA-256 of ``canonical``.
@@ -24,7 +24,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         var fields = service.commonHeaders
         for field in api.headers { fields[fields: field.name] = [] }
         fields.append(contentsOf: api.headers)
-        if api.cacheSensitiveComponent == nil, fields[.authorization] != nil || fields[.cookie] != nil { return nil }
+        let carriesCredential = fields[.authorization] != nil || fields[.cookie] != nil
+            || (service.authentication != nil && api.authenticates)
+        if api.cacheSensitiveComponent == nil, carriesCredential { return nil }
         var kept = service.commonParams
         kept.merge(params) { _, own in own }
         for ignored in api.cacheIgnoredParams { kept.removeValue(forKey: ignored) }

@@ -12,15 +12,32 @@ struct Attempts: Sendable {
     var httpVersion: String?
 }
 
+/// What a transfer adds to the exchanges of a load: progress of the body sent, where the
+/// response body goes, and a last change to each attempt's request (a download's `Range`).
+struct TransferHooks: Sendable {
+    var uploadProgress: (@Sendable (Int64, Int64) -> Void)?
+    var sink: (any ResponseSink)?
+    var prepare: (@Sendable (inout PreparedRequest) throws(RunwayError) -> Void)?
+}
+
 extension Engine {
-    /// Every attempt of one call over the network: build, sign, send, follow redirects, land,
-    /// and retry what the API's policy retries — all within the API's deadlines.
-    func network(_ api: some API, params: Parameters, registered: RegisteredService) async -> (
-        Result<RawResponse, RunwayError>, Attempts
-    ) {
+    /// Every attempt of one call over the network: build, apply the credential, sign, send,
+    /// follow redirects, land, renew an expired credential once, and retry what the API's policy
+    /// retries — all within the API's deadlines.
+    ///
+    /// - parameter land: Turns the final answer of an attempt into the load's outcome.
+    func network<Value: Sendable>(
+        _ api: some API, params: Parameters, body: RequestBody? = nil, registered: RegisteredService,
+        hooks: TransferHooks = TransferHooks(),
+        land: (TransportResponse, HTTPRequest, Int) -> Result<Value, RunwayError>
+    ) async -> (Result<Value, RunwayError>, Attempts) {
         let service = registered.service
         let clock = ContinuousClock()
         let loadDeadline = api.totalTimeout.map { clock.now + $0 }
+        let authentication = api.authenticates ? service.authentication : nil
+        var credential: CredentialLease?
+        var renewals = 0
+        var bodyDigest: String?
         var seen = Attempts()
         while true {
             seen.count += 1
@@ -28,21 +45,41 @@ extension Engine {
             var attemptDeadline = clock.now + api.timeout
             if let loadDeadline, loadDeadline < attemptDeadline { attemptDeadline = loadDeadline }
             var retryAfter: Duration?
-            let outcome: Result<RawResponse, RunwayError>
+            let outcome: Result<Value, RunwayError>
             do throws(RunwayError) {
-                let built = try RequestBuilder.build(
-                    api: api, service: service, base: registered.baseURL.get(), params: params)
-                let (response, request) = try await exchange(
-                    built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline, seen: &seen)
-                retryAfter = Landing.retryAfter(in: response.head)
-                outcome = Landing.land(response, request: request, api: api, service: service, attempts: attempt)
+                var built = try RequestBuilder.build(
+                    api: api, service: service, base: registered.baseURL.get(), params: params, body: body)
+                try hooks.prepare?(&built)
+                if let authentication, credential == nil { credential = try await authentication.lease() }
+                // A body that streams from files is hashed once, for the signer, not per attempt.
+                if service.signer != nil, bodyDigest == nil, let content = built.body, content.data == nil {
+                    bodyDigest = try content.sha256Hex()
+                }
+                let exchanged = try await exchange(
+                    built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline,
+                    credential: credential, bodyDigest: bodyDigest, hooks: hooks, seen: &seen)
+                retryAfter = Landing.retryAfter(in: exchanged.response.head)
+                if let authentication, let used = credential, exchanged.carriedCredential,
+                    authentication.isAuthenticationFailure(exchanged.response.head)
+                {
+                    guard renewals == 0 else {
+                        throw RunwayError.unauthenticated(
+                            reason: "the server refused the refreshed credential (HTTP \(exchanged.response.head.status.code))")
+                    }
+                    // Sent again at once with a newer credential: renewed by this load or by
+                    // another that met the expiry first. Not a retry of the API's policy.
+                    credential = try await authentication.renew(after: used.generation)
+                    renewals += 1
+                    continue
+                }
+                outcome = land(exchanged.response, exchanged.request, attempt)
             } catch {
                 outcome = .failure(error)
             }
             if case .failure(let error) = outcome, !Task.isCancelled,
-                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt)
+                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt - renewals)
             {
-                let delay = api.retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter)
+                let delay = api.retryPolicy.delay(afterAttempt: attempt - renewals, retryAfter: retryAfter)
                 if let loadDeadline, clock.now + delay >= loadDeadline { return (outcome, seen) }
                 do {
                     try await sleep(delay)
@@ -55,14 +92,22 @@ extension Engine {
         }
     }
 
+    /// The final answer of one attempt, the request that got it, and whether that request
+    /// carried the service's credential (a hop to another origin does not).
+    struct Exchanged {
+        var response: TransportResponse
+        var request: HTTPRequest
+        var carriedCredential: Bool
+    }
+
     /// One attempt's exchange: the first request and every redirect hop the API's policy
-    /// follows, each checked against the service's rules and sent within `deadline`.
-    ///
-    /// - returns: The final answer and the request that got it.
+    /// follows, each checked against the service's rules, given the credential and signed while
+    /// it stays on the service's origin, and sent within `deadline`.
     func exchange(
         _ built: PreparedRequest, api: some API, registered: RegisteredService, attempt: Int,
-        deadline: ContinuousClock.Instant, seen: inout Attempts
-    ) async throws(RunwayError) -> (TransportResponse, HTTPRequest) {
+        deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, bodyDigest: String? = nil,
+        hooks: TransferHooks = TransferHooks(), seen: inout Attempts
+    ) async throws(RunwayError) -> Exchanged {
         let service = registered.service
         let origin = RedirectStep.Origin(scheme: built.head.scheme, authority: built.head.authority)
         var target = built
@@ -70,21 +115,28 @@ extension Engine {
         var hops = 0
         while true {
             var request = target
-            if withCredentials, let signer = service.signer {
-                do {
-                    try signer.sign(
-                        &request.head, body: request.body,
-                        context: SigningContext(apiName: api.name, service: service.id, attempt: attempt))
-                } catch let error as RequestSignature.FormatError {
-                    throw RunwayError.invalidRequest(reason: "signing failed: \(error.reason)")
-                } catch {
-                    throw RunwayError.invalidRequest(reason: "signing failed: \(type(of: error))")
+            if withCredentials {
+                // The credential first, so that the signature covers it.
+                credential?.apply(&request.head)
+                if let signer = service.signer {
+                    let inMemory = request.body?.data
+                    do {
+                        try signer.sign(
+                            &request.head, body: inMemory,
+                            context: SigningContext(
+                                apiName: api.name, service: service.id, attempt: attempt,
+                                bodySHA256: request.body != nil && inMemory == nil ? bodyDigest : nil))
+                    } catch let error as RequestSignature.FormatError {
+                        throw RunwayError.invalidRequest(reason: "signing failed: \(error.reason)")
+                    } catch {
+                        throw RunwayError.invalidRequest(reason: "signing failed: \(type(of: error))")
+                    }
                 }
             }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout }
             seen.request = request.head
-            let response = try await send(request, api: api, timeout: remaining)
+            let response = try await send(request, api: api, timeout: remaining, hooks: hooks)
             seen.status = response.head.status.code
             seen.bytes = response.body.count
             seen.httpVersion = response.httpVersion
@@ -95,7 +147,7 @@ extension Engine {
                 allowsInsecureHTTP: service.allowsInsecureHTTP)
             switch step {
             case .land:
-                return (response, request.head)
+                return Exchanged(response: response, request: request.head, carriedCredential: withCredentials)
             case .refuse(let error):
                 throw error
             case .follow(let hop):
@@ -142,8 +194,17 @@ extension Engine {
     static let credentialFields: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]
 
     /// Sends one hop within `timeout`, which covers the whole response.
-    func send(_ prepared: PreparedRequest, api: some API, timeout: Duration) async throws(RunwayError) -> TransportResponse {
-        let request = TransportRequest(head: prepared.head, body: prepared.body, timeout: timeout, apiName: api.name)
+    func send(
+        _ prepared: PreparedRequest, api: some API, timeout: Duration, hooks: TransferHooks = TransferHooks()
+    ) async throws(RunwayError) -> TransportResponse {
+        var progress: (@Sendable (Int64) -> Void)?
+        if let report = hooks.uploadProgress {
+            let total = prepared.body?.length ?? 0
+            progress = { sent in report(sent, total) }
+        }
+        let request = TransportRequest(
+            head: prepared.head, content: prepared.body, timeout: timeout, apiName: api.name,
+            uploadProgress: progress, responseSink: hooks.sink)
         let transport = self.transport
         do {
             if transport.enforcesTimeout {
@@ -168,13 +229,14 @@ extension Engine {
         }
     }
 
-    func log(
-        _ loadID: LoadID, _ api: some API, service: ServiceID, _ result: Result<RawResponse, RunwayError>,
+    func log<Value>(
+        _ loadID: LoadID, _ api: some API, service: ServiceID, _ result: Result<Value, RunwayError>,
         _ attempts: Attempts, _ duration: Duration
     ) {
+        let origin = result.map { value in (value as? RawResponse)?.origin ?? .network }
         RequestLog.write(
             to: logger, loadID: loadID, service: service, apiName: api.name, request: attempts.request, method: attempts.request?.method ?? api.method,
-            result: result, status: attempts.status, bytes: attempts.bytes, attempts: attempts.count, duration: duration,
+            result: origin, status: attempts.status, bytes: attempts.bytes, attempts: attempts.count, duration: duration,
             httpVersion: attempts.httpVersion)
     }
 }

@@ -55,6 +55,10 @@ public final class Engine: Sendable {
         services.withLock { $0[service.id] = registered }
     }
 
+    func registeredService(_ id: ServiceID) -> RegisteredService? {
+        services.withLock { $0[id] }
+    }
+
     /// The service registered under `id`.
     public func service(_ id: ServiceID) -> Service? {
         services.withLock { $0[id]?.service }
@@ -83,9 +87,25 @@ public final class Engine: Sendable {
     /// stale, when the network is unreachable. Cancelling the calling task cancels the request
     /// on the wire (unless identical loads still wait on it) and returns
     /// ``RunwayError/cancelled``.
+    ///
+    /// - parameters:
+    ///   - api: The API to call.
+    ///   - params: The load's params (with a `body`, they go into the query).
+    ///   - body: The load's body, if any; a load with a body is never answered from the cache.
+    ///   - loadID: The load's identifier in the log; a new one by default.
+    ///   - ignoringCache: Skip the cache lookup; the fresh response is still stored.
     @concurrent
     public func perform<Endpoint: API>(
-        _ api: Endpoint, params: Parameters, loadID: LoadID? = nil, ignoringCache: Bool = false
+        _ api: Endpoint, params: Parameters = [:], body: RequestBody? = nil, loadID: LoadID? = nil,
+        ignoringCache: Bool = false
+    ) async -> Result<RawResponse, RunwayError> {
+        await perform(api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
+    }
+
+    /// ``perform(_:params:body:loadID:ignoringCache:)`` with a transfer's hooks.
+    func perform<Endpoint: API>(
+        _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool,
+        hooks: TransferHooks
     ) async -> Result<RawResponse, RunwayError> {
         let loadID = loadID ?? .next()
         let started = ContinuousClock.now
@@ -97,10 +117,15 @@ public final class Engine: Sendable {
         }
         let service = registered.service
         let policy = api.cachePolicy
-        guard let cache, policy.tiers != .none, api.method == .get || api.method == .head,
+        let land: @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError> = {
+            response, request, attempt in
+            Landing.land(response, request: request, api: api, service: service, attempts: attempt)
+        }
+        guard let cache, policy.tiers != .none, api.method == .get || api.method == .head, body == nil,
             let key = CacheKey(api: api, service: service, params: params)
         else {
-            let (result, attempts) = await network(api, params: params, registered: registered)
+            let (result, attempts) = await network(
+                api, params: params, body: body, registered: registered, hooks: hooks, land: land)
             log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
             return result
         }
@@ -113,7 +138,7 @@ public final class Engine: Sendable {
         let attemptsSeen = Locked(Attempts())
         var result = await coalescer.run(key.hash) { [self] in
             let generation = cache.currentGeneration
-            let (result, attempts) = await network(api, params: params, registered: registered)
+            let (result, attempts) = await network(api, params: params, registered: registered, land: land)
             attemptsSeen.withLock { $0 = attempts }
             if case .success(let response) = result {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)

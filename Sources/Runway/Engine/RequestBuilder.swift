@@ -4,7 +4,7 @@ import HTTPTypes
 /// A request ready for the signer and the transport.
 struct PreparedRequest: Sendable {
     var head: HTTPRequest
-    var body: Data?
+    var body: TransportBody?
 }
 
 /// Builds the `HTTPRequest` of one attempt from service + API + params: the only place that does.
@@ -14,35 +14,42 @@ enum RequestBuilder {
         Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%".utf8)
     )
 
-    static func build(api: some API, service: Service, params: Parameters) throws(RunwayError) -> PreparedRequest {
-        try build(api: api, service: service, base: try baseURL(of: service), params: params)
-    }
-
-    static func build(api: some API, service: Service, base: BaseURL, params: Parameters) throws(RunwayError)
+    static func build(api: some API, service: Service, params: Parameters, body: RequestBody? = nil) throws(RunwayError)
         -> PreparedRequest
     {
+        try build(api: api, service: service, base: try baseURL(of: service), params: params, body: body)
+    }
+
+    /// - parameter body: The load's own body; with it, params go into the query.
+    static func build(
+        api: some API, service: Service, base: BaseURL, params: Parameters, body explicitBody: RequestBody? = nil
+    ) throws(RunwayError) -> PreparedRequest {
         var merged = service.commonParams
         merged.merge(params) { _, own in own }
 
         let method = api.method
         let inQuery: Bool
         switch api.paramEncoding {
+        case _ where explicitBody != nil: inQuery = true
         case .automatic: inQuery = method == .get || method == .head || method == .delete
         case .query: inQuery = true
         case .json, .form: inQuery = false
         }
 
         var path = base.path + "/" + encodePath(api.path)
-        var body: Data?
+        var body: TransportBody?
         var contentType: String?
+        if let explicitBody {
+            (body, contentType) = try explicitBody.prepared(for: api)
+        }
         if inQuery {
             let query = try QueryEncoder.encode(merged)
             if !query.isEmpty { path += "?" + query }
         } else if api.paramEncoding == .form {
-            body = Data(try QueryEncoder.encode(merged).utf8)
+            body = TransportBody(Data(try QueryEncoder.encode(merged).utf8))
             contentType = "application/x-www-form-urlencoded; charset=utf-8"
         } else {
-            do { body = try JSON.object(merged).encoded() } catch {
+            do { body = TransportBody(try JSON.object(merged).encoded()) } catch {
                 throw .paramsUnencodable(reason: error.reason)
             }
             contentType = "application/json"

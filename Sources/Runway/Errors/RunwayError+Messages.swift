@@ -35,6 +35,7 @@ extension RunwayError {
         case .pinningFailed: return "error.pinningFailed"
         case .tlsFailure: return "error.tlsFailure"
         case .redirectRefused: return "error.redirectRefused"
+        case .unauthenticated: return "error.unauthenticated"
         case .transport: return "error.transport"
         }
     }
@@ -49,7 +50,7 @@ extension RunwayError {
         case .business(let code, let message): return "\(message) (\(code))"
         case .transport(let description): return description
         case .insecureConnection(let host), .pinningFailed(let host): return host
-        case .tlsFailure(let reason): return reason
+        case .tlsFailure(let reason), .unauthenticated(let reason): return reason
         case .redirectRefused(_, let reason): return reason
         case .noContent, .timeout, .noNetwork, .connectionLost, .cancelled: return ""
         }

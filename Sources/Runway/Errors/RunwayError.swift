@@ -54,6 +54,10 @@ public enum RunwayError: Error, Sendable, Hashable {
     /// ``RedirectPolicy`` allows it), to a scheme other than HTTP(S), or past the policy's limit.
     /// A hop from HTTPS to plain HTTP is ``insecureConnection(host:)``.
     case redirectRefused(location: String, reason: String)
+    /// The service's ``Authentication`` could not provide a credential: its refresh failed, or
+    /// the server refused the credential the refresh had just produced. Every load waiting on
+    /// that refresh receives this error.
+    case unauthenticated(reason: String)
     /// The TLS handshake failed: an untrusted or invalid certificate, or no common protocol.
     case tlsFailure(reason: String)
     /// The transport failed in a way none of the other cases describe.

@@ -29,7 +29,7 @@ struct RequestLog {
 
     static func write(
         to logger: Logger, loadID: LoadID, service: ServiceID, apiName: String, request: HTTPRequest?,
-        method: HTTPRequest.Method, result: Result<RawResponse, RunwayError>, status: Int?, bytes: Int,
+        method: HTTPRequest.Method, result: Result<ResponseOrigin, RunwayError>, status: Int?, bytes: Int,
         attempts: Int, duration: Duration, httpVersion: String? = nil
     ) {
         let level: Logger.Level = result.isFailureOtherThanCancel ? .notice : .info
@@ -38,8 +38,8 @@ struct RequestLog {
             + Double(duration.components.attoseconds) / 1e15
         let outcome: String
         switch result {
-        case .success(let response):
-            switch response.origin {
+        case .success(let origin):
+            switch origin {
             case .network: outcome = "success"
             case .cache(let tier, _, let isStale): outcome = "success (\(isStale ? "stale " : "")\(tier.rawValue) cache)"
             }
@@ -61,7 +61,7 @@ struct RequestLog {
     }
 }
 
-extension Result<RawResponse, RunwayError> {
+extension Result<ResponseOrigin, RunwayError> {
     /// Failures worth a `notice`: everything but success and cancellation.
     fileprivate var isFailureOtherThanCancel: Bool {
         switch self {

@@ -70,13 +70,15 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///
     /// - parameters:
     ///   - params: The params; `nil` asks the ``paramSource`` (or sends none).
+    ///   - body: The body (an `Encodable` value, bytes, a file, a form); with it, params go into
+    ///     the query.
     ///   - ignoringCache: Skip the cache lookup (pull to refresh); the fresh response is still stored.
     /// - returns: The load's identifier, or `nil` when the API's strategy
     ///   (``RequestStrategy/ignoreNewWhileLoading``) let the in-flight load serve it instead.
     @discardableResult
-    public func loadData(with params: Parameters? = nil, ignoringCache: Bool = false) -> LoadID? {
+    public func loadData(with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false) -> LoadID? {
         begin(
-            params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: true, waiter: nil,
+            params: resolve(params), body: body, strategy: api.requestStrategy, notifiesDelegate: true, waiter: nil,
             ignoringCache: ignoringCache)
     }
 
@@ -86,13 +88,17 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///
     /// - parameters:
     ///   - params: The params; `nil` asks the ``paramSource`` (or sends none).
+    ///   - body: The body (an `Encodable` value, bytes, a file, a form); with it, params go into
+    ///     the query.
     ///   - ignoringCache: Skip the cache lookup (pull to refresh); the fresh response is still stored.
     /// - throws: ``RunwayError``, exactly as a delegate would receive it.
     @discardableResult
-    public func load(with params: Parameters? = nil, ignoringCache: Bool = false) async throws(RunwayError) -> RawResponse {
+    public func load(
+        with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false
+    ) async throws(RunwayError) -> RawResponse {
         let waiter = Waiter()
         begin(
-            params: resolve(params), strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter,
+            params: resolve(params), body: body, strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter,
             ignoringCache: ignoringCache)
         return try await wait(for: waiter).get()
     }
@@ -141,7 +147,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// Validator, interceptors' veto, strategy, then the engine: the manager's half of a load.
     @discardableResult
     func begin(
-        params: Parameters, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
+        params: Parameters, body: RequestBody? = nil, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
         ignoringCache: Bool = false, onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
     ) -> LoadID? {
         let id = LoadID.next()
@@ -172,7 +178,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
         let engine = self.engine
         let api = self.api
         let task = Task { [weak self] in
-            let result = await engine.perform(api, params: params, loadID: id, ignoringCache: ignoringCache)
+            let result = await engine.perform(api, params: params, body: body, loadID: id, ignoringCache: ignoringCache)
             self?.land(id, result)
         }
         tasks.insert(task, for: id)

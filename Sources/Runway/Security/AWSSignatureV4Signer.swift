@@ -69,7 +69,7 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
 
     public func sign(_ request: inout HTTPRequest, body: Data?, context: SigningContext) throws {
         let (amzDate, date) = Self.timestamps(now())
-        let payloadHash = RequestSignature.sha256Hex(body)
+        let payloadHash = context.bodySHA256 ?? RequestSignature.sha256Hex(body)
         request.headerFields[.authorization] = nil
         request.headerFields[HTTPField.Name("X-Amz-Date")!] = amzDate
         if sendsContentSHA256 { request.headerFields[HTTPField.Name("X-Amz-Content-Sha256")!] = payloadHash }

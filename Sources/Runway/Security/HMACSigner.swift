@@ -55,7 +55,7 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
         }
         let timestamp = Int64(now().timeIntervalSince1970.rounded(.down))
         let nonce = makeNonce()
-        let bodyHash = RequestSignature.sha256Hex(body)
+        let bodyHash = context.bodySHA256 ?? RequestSignature.sha256Hex(body)
         let signed = signedHeaderFields.map { name -> (name: String, value: String?) in
             let values = HTTPField.Name(name).map { request.headerFields[values: $0] } ?? []
             return (name, values.isEmpty ? nil : values.joined(separator: ","))

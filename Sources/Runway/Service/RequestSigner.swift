@@ -11,7 +11,8 @@ public protocol RequestSigner: Sendable {
     ///
     /// - parameters:
     ///   - request: The request to sign; add header fields to it.
-    ///   - body: The exact body bytes that will be sent, or `nil`.
+    ///   - body: The exact body bytes that will be sent, or `nil` (no body, or a body that is not
+    ///     held in memory: then ``SigningContext/bodySHA256`` is its hash).
     ///   - context: The API's name and the service, which some signatures include.
     /// - throws: Any error; the engine reports it as ``RunwayError/invalidRequest(reason:)``.
     func sign(_ request: inout HTTPRequest, body: Data?, context: SigningContext) throws
@@ -25,11 +26,16 @@ public struct SigningContext: Sendable {
     public var service: ServiceID
     /// The attempt number, 1 for the first try.
     public var attempt: Int
+    /// The lowercase hex SHA-256 of a body that streams from files (an upload, a multipart form),
+    /// read once before the first attempt, so signers need not read it; `nil` when the body, if
+    /// any, is passed to the signer in memory.
+    public var bodySHA256: String?
 
     /// Creates a context, for testing a signer on its own.
-    public init(apiName: String, service: ServiceID, attempt: Int) {
+    public init(apiName: String, service: ServiceID, attempt: Int, bodySHA256: String? = nil) {
         self.apiName = apiName
         self.service = service
         self.attempt = attempt
+        self.bodySHA256 = bodySHA256
     }
 }

@@ -37,6 +37,9 @@ public struct Service: Sendable {
     public var convention: any ResponseConvention
     /// Interceptors that run for every API of this service, before the API's own.
     public var interceptors: [any Interceptor]
+    /// The credential every request to this service carries (unless its API opts out with
+    /// ``API/authenticates``), refreshed once when the server says it expired; `nil` sends none.
+    public var authentication: Authentication?
     /// Whether plain `http://` is allowed to hosts other than loopback (the App Transport Security
     /// exception). Off by default: such requests fail with ``RunwayError/insecureConnection(host:)``
     /// before a socket opens.
@@ -54,6 +57,7 @@ public struct Service: Sendable {
     ///   - convention: How 2xx bodies report business errors; defaults to status only.
     ///   - interceptors: Interceptors for every API of the service.
     ///   - allowsInsecureHTTP: Allow plain HTTP to hosts other than loopback.
+    ///   - authentication: The credential requests carry, and how it is refreshed.
     public init(
         id: ServiceID,
         environment: Environment = .release,
@@ -63,7 +67,8 @@ public struct Service: Sendable {
         signer: (any RequestSigner)? = nil,
         convention: any ResponseConvention = StatusOnlyConvention(),
         interceptors: [any Interceptor] = [],
-        allowsInsecureHTTP: Bool = false
+        allowsInsecureHTTP: Bool = false,
+        authentication: Authentication? = nil
     ) {
         self.id = id
         self.environment = environment
@@ -74,6 +79,7 @@ public struct Service: Sendable {
         self.convention = convention
         self.interceptors = interceptors
         self.allowsInsecureHTTP = allowsInsecureHTTP
+        self.authentication = authentication
     }
 
     /// The base URL of the current environment.

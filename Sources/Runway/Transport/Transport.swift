@@ -31,20 +31,53 @@ extension Transport {
 public struct TransportRequest: Sendable {
     /// The request head: method, scheme, authority, path with query, header fields.
     public var head: HTTPRequest
-    /// The body, or `nil`.
-    public var body: Data?
+    /// The body: bytes, or files read chunk by chunk while it is sent; `nil` for none.
+    public var content: TransportBody?
     /// The API's timeout over the whole exchange, from sending to the body's last byte.
     public var timeout: Duration
     /// The API's name, which stub transports match on.
     public var apiName: String
+    /// Called with the number of body bytes sent so far, as they are sent (uploads).
+    public var uploadProgress: (@Sendable (Int64) -> Void)?
+    /// Where the response body goes instead of memory (downloads): the transport hands it the
+    /// head, then every chunk in order, and returns a response with an empty body.
+    public var responseSink: (any ResponseSink)?
 
     /// Creates a transport request.
-    public init(head: HTTPRequest, body: Data?, timeout: Duration, apiName: String) {
+    public init(
+        head: HTTPRequest, content: TransportBody?, timeout: Duration, apiName: String,
+        uploadProgress: (@Sendable (Int64) -> Void)? = nil, responseSink: (any ResponseSink)? = nil
+    ) {
         self.head = head
-        self.body = body
+        self.content = content
         self.timeout = timeout
         self.apiName = apiName
+        self.uploadProgress = uploadProgress
+        self.responseSink = responseSink
     }
+
+    /// Creates a transport request with a body held in memory.
+    public init(head: HTTPRequest, body: Data?, timeout: Duration, apiName: String) {
+        self.init(head: head, content: body.map(TransportBody.init), timeout: timeout, apiName: apiName)
+    }
+
+    /// The body's bytes when it is held in memory; `nil` for none or for a body that streams
+    /// from files. Setting it replaces the body with the bytes given.
+    public var body: Data? {
+        get { content?.data }
+        set { content = newValue.map(TransportBody.init) }
+    }
+}
+
+/// Receives a response body as it arrives, so that a download never sits in memory whole.
+///
+/// A transport calls ``begin(_:)`` with every response head (a redirect's too), then ``write(_:)``
+/// with each chunk of that response's body, in order, from one task or queue at a time.
+public protocol ResponseSink: AnyObject, Sendable {
+    /// A response head arrived; its body follows. Throw to end the exchange.
+    func begin(_ head: HTTPResponse) throws
+    /// The next bytes of the body. Throw to end the exchange (a full disk, say).
+    func write(_ bytes: UnsafeRawBufferPointer) throws
 }
 
 /// A whole response: head and body.

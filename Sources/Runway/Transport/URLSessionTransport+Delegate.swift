@@ -12,9 +12,23 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let pins: [String: PublicKeyPins]
     /// Tasks refused by a pin, so that their "cancelled" is reported as a pin failure instead.
     private let refusedTasks = Locked<Set<Int>>([])
+    /// Uploads and downloads in flight, by task identifier: their callbacks come here.
+    private let transfers = Locked<[Int: TransferTask]>([:])
 
     init(pins: [PublicKeyPins]) {
         self.pins = Dictionary(pins.map { ($0.host, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func register(_ transfer: TransferTask, for identifier: Int) {
+        transfers.withLock { $0[identifier] = transfer }
+    }
+
+    func transfer(_ identifier: Int) -> TransferTask? {
+        transfers.withLock { $0[identifier] }
+    }
+
+    func removeTransfer(_ identifier: Int) -> TransferTask? {
+        transfers.withLock { $0.removeValue(forKey: identifier) }
     }
 
     /// Whether a pin refused task `identifier` (forgetting it).

@@ -13,10 +13,10 @@ public import FoundationNetworking
 /// to refresh and retries always reach the server), and bounds each exchange, head and body, by
 /// the request's timeout.
 public final class URLSessionTransport: Transport {
-    private let session: URLSession
+    let session: URLSession
     /// Hosts with public-key pins.
     private let pinnedHosts: Set<String>
-    private let delegate: SessionDelegate
+    let delegate: SessionDelegate
 
     /// Creates the transport with its own session made from `configuration` (default:
     /// ephemeral, so nothing of it is written to disk), and public-key `pins` checked on every
@@ -64,6 +64,14 @@ public final class URLSessionTransport: Transport {
         deadline.schedule(deadline: .now() + .nanoseconds(Int(min(request.timeout / .nanoseconds(1), Double(Int.max / 2)))))
         deadline.resume()
         defer { deadline.cancel() }
+        if Self.isTransfer(request) {
+            do {
+                return try await sendTransfer(request, urlRequest, handle: handle)
+            } catch {
+                if handle.hasExpired { throw RunwayError.timeout }
+                throw error
+            }
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
@@ -103,7 +111,7 @@ public final class URLSessionTransport: Transport {
         for field in request.head.headerFields {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
-        urlRequest.httpBody = request.body
+        urlRequest.httpBody = request.content?.data
         return urlRequest
     }
 
@@ -113,11 +121,19 @@ public final class URLSessionTransport: Transport {
             guard let name = name as? String, let value = value as? String, let fieldName = HTTPField.Name(name) else {
                 continue
             }
-            // The response is already decoded; drop the encoding and length of the wire bytes.
-            if fieldName == .contentEncoding || fieldName == .contentLength { continue }
             fields.append(HTTPField(name: fieldName, value: value))
         }
-        return HTTPResponse(status: .init(code: response.statusCode), headerFields: fields)
+        return HTTPResponse(status: .init(code: response.statusCode), headerFields: decodedBodyFields(fields))
+    }
+
+    /// The response is already decoded: when it was encoded on the wire, its encoding and the
+    /// wire length no longer describe the body handed on, so both are dropped.
+    static func decodedBodyFields(_ fields: HTTPFields) -> HTTPFields {
+        guard let encoding = fields[.contentEncoding], encoding.lowercased() != "identity" else { return fields }
+        var decoded = fields
+        decoded[.contentEncoding] = nil
+        decoded[.contentLength] = nil
+        return decoded
     }
 
     static func classify(_ error: any Error) -> RunwayError {
@@ -152,7 +168,7 @@ public final class URLSessionTransport: Transport {
 }
 
 /// Holds a data task so that a cancellation arriving before or after it starts cancels it.
-private final class DataTaskHandle: Sendable {
+final class DataTaskHandle: Sendable {
     private enum State {
         case waiting
         case running(URLSessionDataTask)

@@ -1,0 +1,207 @@
+import HTTPTypes
+
+/// The credential of one service, shared by all its loads: applied to every request, refreshed
+/// once when it expires, whoever meets the expiry first.
+///
+/// Give it to the ``Service``; the engine does the rest. Thirty loads that all come back with 401
+/// cause one ``Authenticator/refresh(_:)``, after which all thirty are sent again with the new
+/// credential; a load that meets the expiry after another load already refreshed is simply sent
+/// again. A refresh that fails, or a refreshed credential the server refuses too, fails the load
+/// with ``RunwayError/unauthenticated(reason:)``.
+///
+/// For example:
+///
+/// ```swift
+/// let authentication = Authentication(TokenAuthenticator(keychain: keychain, engine: engine))
+/// engine.register(Service(id: .account, baseURLs: [.release: "https://api.example.com"],
+///                         authentication: authentication))
+/// // after login or logout, once the keychain holds the new state:
+/// authentication.reset()
+/// ```
+public final class Authentication: Sendable {
+    private let box: any AuthenticationBox
+
+    /// Creates the shared credential state of `authenticator`.
+    public init<A: Authenticator>(_ authenticator: A) {
+        box = CredentialBox(authenticator)
+    }
+
+    /// Forgets the credential held in memory: the next load asks
+    /// ``Authenticator/credential()`` again. Call it after a login or logout.
+    public func reset() { box.reset() }
+
+    /// The credential to send now, loading or refreshing it first if need be.
+    func lease() async throws(RunwayError) -> CredentialLease { try await box.lease() }
+
+    /// A credential newer than the one of `generation`: the one another load already refreshed
+    /// to, or a new one from a refresh that this call starts (or joins).
+    func renew(after generation: Int) async throws(RunwayError) -> CredentialLease {
+        try await box.renew(after: generation)
+    }
+
+    /// Whether `response` says its credential was refused.
+    func isAuthenticationFailure(_ response: HTTPResponse) -> Bool { box.isAuthenticationFailure(response) }
+}
+
+/// One credential, ready to apply, and the generation it belongs to.
+struct CredentialLease: Sendable {
+    /// Increases each time the credential changes, so a load can tell whether the credential its
+    /// request was refused with is still the current one.
+    let generation: Int
+    let apply: @Sendable (inout HTTPRequest) -> Void
+}
+
+private protocol AuthenticationBox: Sendable {
+    func reset()
+    func lease() async throws(RunwayError) -> CredentialLease
+    func renew(after generation: Int) async throws(RunwayError) -> CredentialLease
+    func isAuthenticationFailure(_ response: HTTPResponse) -> Bool
+}
+
+private final class CredentialBox<A: Authenticator>: AuthenticationBox {
+    typealias Waiter = OneShot<Result<CredentialLease, RunwayError>>
+
+    private struct State {
+        /// Whether ``credential`` holds what the authenticator gave (it may still be `nil`
+        /// before the first load).
+        var isLoaded = false
+        var credential: A.Credential?
+        var generation = 0
+        /// The loads waiting while a load or refresh of the credential runs; `nil` when none runs.
+        var waiting: [Waiter]?
+        /// Why the refresh that ended ``generation`` failed, for loads that met the expiry
+        /// before it ended: they share its outcome instead of starting another refresh.
+        var failure: RunwayError?
+    }
+
+    private enum Work {
+        /// Read the stored credential; refresh it if there is none or it has expired.
+        case load
+        /// Replace the current credential.
+        case refresh(A.Credential?)
+    }
+
+    private let authenticator: A
+    private let state = Locked(State())
+
+    init(_ authenticator: A) {
+        self.authenticator = authenticator
+    }
+
+    func reset() {
+        state.withLock { state in
+            state.isLoaded = false
+            state.credential = nil
+            state.failure = nil
+            state.generation += 1
+        }
+    }
+
+    func isAuthenticationFailure(_ response: HTTPResponse) -> Bool {
+        authenticator.isAuthenticationFailure(response)
+    }
+
+    func lease() async throws(RunwayError) -> CredentialLease {
+        let waiter = Waiter()
+        let start = state.withLock { state -> Work? in
+            if state.waiting != nil {
+                state.waiting?.append(waiter)
+                return nil
+            }
+            if state.isLoaded, let credential = state.credential, !authenticator.requiresRefresh(credential) {
+                waiter.resolve(.success(lease(credential, generation: state.generation)))
+                return nil
+            }
+            state.waiting = [waiter]
+            return state.isLoaded ? .refresh(state.credential) : .load
+        }
+        if let start { run(start) }
+        return try await wait(for: waiter)
+    }
+
+    func renew(after generation: Int) async throws(RunwayError) -> CredentialLease {
+        let waiter = Waiter()
+        let start = state.withLock { state -> Work? in
+            if state.waiting != nil {
+                state.waiting?.append(waiter)
+                return nil
+            }
+            if state.generation > generation {
+                if state.isLoaded, let credential = state.credential {
+                    waiter.resolve(.success(lease(credential, generation: state.generation)))
+                    return nil
+                }
+                if let failure = state.failure {
+                    waiter.resolve(.failure(failure))
+                    return nil
+                }
+            }
+            state.waiting = [waiter]
+            return .refresh(state.credential)
+        }
+        if let start { run(start) }
+        return try await wait(for: waiter)
+    }
+
+    /// Loads or refreshes in a task of its own, so that a load cancelled while it waits does not
+    /// cancel the refresh the others wait for.
+    private func run(_ work: Work) {
+        let authenticator = self.authenticator
+        Task {
+            let outcome: Result<A.Credential, RunwayError>
+            do {
+                switch work {
+                case .load:
+                    var credential = try await authenticator.credential()
+                    if credential.map(authenticator.requiresRefresh) ?? true {
+                        credential = try await authenticator.refresh(credential)
+                    }
+                    outcome = credential.map { .success($0) }
+                        ?? .failure(.unauthenticated(reason: "the authenticator gave no credential"))
+                case .refresh(let expired):
+                    outcome = .success(try await authenticator.refresh(expired))
+                }
+            } catch let error as RunwayError {
+                outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error.description)"))
+            } catch {
+                outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error)"))
+            }
+            let (waiting, result) = state.withLock { state -> ([Waiter], Result<CredentialLease, RunwayError>) in
+                let waiting = state.waiting ?? []
+                state.waiting = nil
+                switch outcome {
+                case .success(let credential):
+                    state.isLoaded = true
+                    state.credential = credential
+                    state.failure = nil
+                    state.generation += 1
+                    return (waiting, .success(lease(credential, generation: state.generation)))
+                case .failure(let error):
+                    // Loads that met the expiry meanwhile share this failure; the next new load
+                    // starts again from the stored credential.
+                    state.isLoaded = false
+                    state.credential = nil
+                    state.failure = error
+                    state.generation += 1
+                    return (waiting, .failure(error))
+                }
+            }
+            for waiter in waiting { waiter.resolve(result) }
+        }
+    }
+
+    private func lease(_ credential: A.Credential, generation: Int) -> CredentialLease {
+        let authenticator = self.authenticator
+        return CredentialLease(generation: generation) { request in authenticator.apply(credential, to: &request) }
+    }
+
+    /// Waits for `waiter`; a cancelled load stops waiting at once.
+    private func wait(for waiter: Waiter) async throws(RunwayError) -> CredentialLease {
+        let result = await withTaskCancellationHandler {
+            await waiter.value
+        } onCancel: {
+            waiter.resolve(.failure(.cancelled))
+        }
+        return try result.get()
+    }
+}

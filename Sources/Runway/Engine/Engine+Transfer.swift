@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+
+extension Engine {
+    /// Sends `body` — a file or a multipart form, read while it is sent — and reports the bytes
+    /// sent as they go.
+    ///
+    /// Everything of ``perform(_:params:body:loadID:ignoringCache:)`` applies: the service's
+    /// credential, signing (a file body is hashed once, chunk by chunk, for the signer), the
+    /// API's timeout over the whole exchange, redirects, retries (each reads the files again)
+    /// and landing. Never answered from the cache.
+    ///
+    /// - returns: The transfer; its ``Transfer/value`` is the landed response.
+    public func upload<Endpoint: API>(
+        _ api: Endpoint, params: Parameters = [:], body: RequestBody, loadID: LoadID? = nil
+    ) -> Transfer<RawResponse> {
+        let (progress, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let hooks = TransferHooks(uploadProgress: { sent, total in
+            continuation.yield(TransferProgress(completed: sent, total: total))
+        })
+        let task = Task { [self] in
+            defer { continuation.finish() }
+            return await perform(api, params: params, body: body, loadID: loadID, ignoringCache: true, hooks: hooks)
+        }
+        return Transfer(progress: progress, task: task)
+    }
+
+    /// Downloads the answer of `api` straight into a file at `destination`, never holding it in
+    /// memory, and reports the bytes on disk as they arrive.
+    ///
+    /// The body goes to `<destination>.part`; when the answer is complete that file becomes the
+    /// destination (replacing an older one). A download cut short — a lost connection, a
+    /// timeout, a cancellation, the app quitting — leaves the partial file, and the next attempt
+    /// (a retry of the API's policy, or a later call with the same destination) asks the server
+    /// for the rest with `Range` and `If-Range`; a server that ignores ranges, or whose file
+    /// changed, sends it whole again. The API's timeout covers each whole attempt, so give a
+    /// large download an API with a timeout to match.
+    ///
+    /// - returns: The transfer; its ``Transfer/value`` is the file, or
+    ///   ``RunwayError/httpStatus(code:body:)`` (with the first 64 KB of the body) for an answer
+    ///   outside 2xx.
+    public func download<Endpoint: API>(
+        _ api: Endpoint, params: Parameters = [:], to destination: DownloadDestination, loadID: LoadID? = nil
+    ) -> Transfer<DownloadedFile> {
+        let (progress, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task { [self] () -> Result<DownloadedFile, RunwayError> in
+            defer { continuation.finish() }
+            let loadID = loadID ?? .next()
+            let started = ContinuousClock.now
+            guard let registered = registeredService(api.service) else {
+                let error = RunwayError.invalidRequest(reason: "no service is registered as \"\(api.service)\"")
+                let failure = Result<DownloadedFile, RunwayError>.failure(error)
+                log(loadID, api, service: api.service, failure, Attempts(), .zero)
+                return failure
+            }
+            let file: URL
+            do throws(RunwayError) { file = try destination.url() } catch {
+                let failure = Result<DownloadedFile, RunwayError>.failure(error)
+                log(loadID, api, service: api.service, failure, Attempts(), .zero)
+                return failure
+            }
+            let sink = DownloadSink(destination: file) { continuation.yield($0) }
+            defer { sink.close() }
+            let hooks = TransferHooks(sink: sink, prepare: { request throws(RunwayError) in sink.prepare(&request) })
+            var outcome: (Result<DownloadedFile, RunwayError>, Attempts)
+            outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, _, _ in
+                sink.complete(response)
+            }
+            // The partial file is not part of what the server has now: start again, once.
+            if case .failure(.httpStatus(416, _)) = outcome.0, sink.askedForRange {
+                sink.discardPartial()
+                outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, _, _ in
+                    sink.complete(response)
+                }
+            }
+            var attempts = outcome.1
+            attempts.bytes = sink.bytesReceived
+            log(loadID, api, service: api.service, outcome.0, attempts, ContinuousClock.now - started)
+            return outcome.0
+        }
+        return Transfer(progress: progress, task: task)
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import HTTPTypes
+
+/// Writes a download's body to its partial file as it arrives, resuming where an earlier attempt
+/// (or an earlier run of the app) stopped when the server answers a `Range` request with 206.
+///
+/// The rule that a resumed file is the same file is held at every step: the range is asked only
+/// with `If-Range` and the server's strong validator from the first answer; a 206 must start
+/// exactly where the partial file ends, or the download fails instead of splicing two versions
+/// together; a 200 starts the file again.
+final class DownloadSink: ResponseSink {
+    /// What was noted about a partial file, so a later attempt can ask for the rest of it.
+    struct ResumeNote: Codable, Sendable {
+        var url: String
+        var validator: String
+    }
+
+    private struct State {
+        var output: FileHandle?
+        /// The status of the answer being received.
+        var status = 0
+        /// Bytes in the partial file.
+        var onDisk: Int64 = 0
+        /// Bytes the partial file held before this answer (when the answer resumes it).
+        var resumedFrom: Int64 = 0
+        var total: Int64?
+        /// The body of an answer that is not the file (an error, a redirect), kept for the error.
+        var other = Data()
+        /// The `Range` start asked for in the current attempt, if any.
+        var askedFrom: Int64?
+        /// The URL of the current attempt's first request, which a resume note is for.
+        var requestURL: String?
+    }
+
+    static let keptErrorBody = 64 * 1024
+
+    let destination: URL
+    let partial: URL
+    let note: URL
+    private let progress: @Sendable (TransferProgress) -> Void
+    private let state = Locked(State())
+
+    init(destination: URL, progress: @escaping @Sendable (TransferProgress) -> Void) {
+        self.destination = destination
+        self.partial = destination.appendingPathExtension("part")
+        self.note = partial.appendingPathExtension("resume")
+        self.progress = progress
+    }
+
+    /// Before each attempt: ask for the rest of the partial file, if a validator says which file
+    /// it is part of.
+    func prepare(_ request: inout PreparedRequest) {
+        // Ranges count bytes of the representation as sent; ask for it unencoded.
+        request.head.headerFields[.acceptEncoding] = "identity"
+        request.head.headerFields[.range] = nil
+        request.head.headerFields[.ifRange] = nil
+        var askedFrom: Int64?
+        let url = request.head.url?.absoluteString
+        if let size = Self.size(of: partial), size > 0, let saved = readNote(), saved.url == url {
+            request.head.headerFields[.range] = "bytes=\(size)-"
+            request.head.headerFields[.ifRange] = saved.validator
+            askedFrom = size
+        }
+        state.withLock { state in
+            state.askedFrom = askedFrom
+            state.requestURL = url
+        }
+    }
+
+    func begin(_ head: HTTPResponse) throws {
+        let code = head.status.code
+        let contentRange = head.headerFields[.contentRange].flatMap(ContentRange.init)
+        let length = head.headerFields[.contentLength].flatMap { Int64($0) }
+        let (askedFrom, previous) = state.withLock { state -> (Int64?, FileHandle?) in
+            let previous = state.output
+            state.output = nil
+            state.status = code
+            state.other = Data()
+            return (state.askedFrom, previous)
+        }
+        try? previous?.close()
+        guard (200...299).contains(code) else { return }
+
+        let output: FileHandle
+        var resumedFrom: Int64 = 0
+        var total: Int64? = length
+        if code == 206 {
+            guard let askedFrom, let contentRange, contentRange.start == askedFrom else {
+                throw RunwayError.invalidResponse(
+                    reason: "a 206 answer for \(head.headerFields[.contentRange] ?? "no range") does not continue the file at byte \(askedFrom ?? 0)")
+            }
+            output = try Self.open(partial, truncating: false)
+            _ = try output.seekToEnd()
+            resumedFrom = askedFrom
+            total = contentRange.total ?? length.map { askedFrom + $0 }
+        } else {
+            // A whole answer: the file starts again, and its validator is noted for a resume.
+            output = try Self.open(partial, truncating: true)
+            if let validator = head.headerFields[.eTag].flatMap(Self.strongValidator) ?? head.headerFields[.lastModified] {
+                writeNote(validator: validator)
+            } else {
+                try? FileManager.default.removeItem(at: note)
+            }
+        }
+        state.withLock { state in
+            state.output = output
+            state.onDisk = resumedFrom
+            state.resumedFrom = resumedFrom
+            state.total = total
+        }
+        progress(TransferProgress(completed: resumedFrom, total: total))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        let (output, report) = state.withLock { state -> (FileHandle?, TransferProgress?) in
+            guard let output = state.output else {
+                if state.other.count < Self.keptErrorBody {
+                    state.other.append(contentsOf: bytes.prefix(Self.keptErrorBody - state.other.count))
+                }
+                return (nil, nil)
+            }
+            state.onDisk += Int64(bytes.count)
+            return (output, TransferProgress(completed: state.onDisk, total: state.total))
+        }
+        guard let output, let report else { return }
+        do {
+            try output.write(contentsOf: Data(bytes))
+        } catch {
+            throw RunwayError.transport(description: "writing \(partial.lastPathComponent) failed: \(error.localizedDescription)")
+        }
+        progress(report)
+    }
+
+    /// Closes the partial file; it stays for a later resume.
+    func close() {
+        let output = state.withLock { state -> FileHandle? in
+            defer { state.output = nil }
+            return state.output
+        }
+        try? output?.close()
+    }
+
+    /// The finished download: the partial file becomes the destination.
+    func complete(_ response: TransportResponse) -> Result<DownloadedFile, RunwayError> {
+        close()
+        let (status, onDisk, resumedFrom, total, other) = state.withLock {
+            ($0.status, $0.onDisk, $0.resumedFrom, $0.total, $0.other)
+        }
+        guard (200...299).contains(status) else {
+            return .failure(.httpStatus(code: response.head.status.code, body: other))
+        }
+        if let total, total != onDisk {
+            return .failure(.connectionLost)
+        }
+        do {
+            if FileManager.default.fileExists(atPath: destination.path) {
+                try FileManager.default.removeItem(at: destination)
+            }
+            if FileManager.default.fileExists(atPath: partial.path) {
+                try FileManager.default.moveItem(at: partial, to: destination)
+            } else {
+                // A 204 or an empty body: an empty file.
+                guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+                    return .failure(.transport(description: "cannot create \(destination.lastPathComponent)"))
+                }
+            }
+            try? FileManager.default.removeItem(at: note)
+        } catch {
+            return .failure(.transport(description: "moving the download into place failed: \(error.localizedDescription)"))
+        }
+        return .success(DownloadedFile(url: destination, byteCount: onDisk, resumedFrom: resumedFrom, response: response.head))
+    }
+
+    /// Deletes the partial file and its note (the server cannot serve the range asked for).
+    func discardPartial() {
+        close()
+        try? FileManager.default.removeItem(at: partial)
+        try? FileManager.default.removeItem(at: note)
+    }
+
+    /// Bytes received in the current attempt's answer.
+    var bytesReceived: Int { state.withLock { Int($0.onDisk - $0.resumedFrom) } }
+
+    /// Whether the current attempt asked for a range.
+    var askedForRange: Bool { state.withLock { $0.askedFrom != nil } }
+
+    private func readNote() -> ResumeNote? {
+        guard let data = FileManager.default.contents(atPath: note.path) else { return nil }
+        return try? JSONDecoder().decode(ResumeNote.self, from: data)
+    }
+
+    private func writeNote(validator: String) {
+        guard let url = state.withLock({ $0.requestURL }),
+            let data = try? JSONEncoder().encode(ResumeNote(url: url, validator: validator))
+        else { return }
+        // Without the note the download still completes; it only cannot resume.
+        _ = FileManager.default.createFile(atPath: note.path, contents: data)
+    }
+
+    private static func open(_ url: URL, truncating: Bool) throws -> FileHandle {
+        if truncating || !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw RunwayError.transport(description: "cannot create \(url.lastPathComponent)")
+            }
+        }
+        do {
+            return try FileHandle(forWritingTo: url)
+        } catch {
+            throw RunwayError.transport(description: "cannot write \(url.lastPathComponent): \(error.localizedDescription)")
+        }
+    }
+
+    private static func size(of url: URL) -> Int64? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+    }
+
+    /// A strong ETag as it was sent; a weak one (`W/"…"`) cannot validate a range (RFC 9110 §13.1.5).
+    private static func strongValidator(_ etag: String) -> String? {
+        etag.hasPrefix("W/") ? nil : etag
+    }
+}
+
+/// `Content-Range: bytes first-last/total` (RFC 9110 §14.4).
+struct ContentRange: Sendable, Hashable {
+    var start: Int64
+    var end: Int64
+    var total: Int64?
+
+    init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("bytes ") else { return nil }
+        let rest = trimmed.dropFirst("bytes ".count)
+        let halves = rest.split(separator: "/", maxSplits: 1)
+        guard halves.count == 2 else { return nil }
+        let bounds = halves[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start >= 0, end >= start else {
+            return nil
+        }
+        self.start = start
+        self.end = end
+        if halves[1] == "*" {
+            total = nil
+        } else {
+            guard let total = Int64(halves[1]), total > end else { return nil }
+            self.total = total
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+
+/// A token service and one protected resource, so that credential refresh is shown (and tested)
+/// against a real server.
+///
+/// - `POST /auth/token` with a JSON body `{"refresh_token": "…"}` — a new access token
+///   (`{"access_token": "access-N"}`); every earlier one stops being accepted. The refresh token
+///   `revoked` gets 401.
+/// - `GET /auth/me` — 200 for `Authorization: Bearer <the latest access token>`, 401 otherwise
+///   (before the first refresh every token is expired).
+enum AuthRoutes {
+    static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
+        let current = NIOLockedValueBox<String?>(nil)
+        router.post("/auth/token") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+            let refreshToken = object?["refresh_token"] as? String
+            guard let refreshToken, refreshToken != "revoked" else {
+                probe.record("/auth/token")
+                return JSONResponse.make(["error": "invalid_grant"], status: .unauthorized)
+            }
+            let issued = probe.record("/auth/token")
+            let token = "access-\(issued)"
+            current.withLockedValue { $0 = token }
+            return JSONResponse.make(["access_token": token])
+        }
+        router.get("/auth/me") { request, _ -> Response in
+            let presented = request.headers[.authorization]
+            let accepted = current.withLockedValue { token in token.map { "Bearer \($0)" } == presented }
+            guard accepted else {
+                probe.record("/auth/me/refused")
+                return JSONResponse.make(["error": "token_expired"], status: .unauthorized)
+            }
+            probe.record("/auth/me")
+            return JSONResponse.success(["user": "demo", "token": String(presented?.dropFirst("Bearer ".count) ?? "")])
+        }
+    }
+}

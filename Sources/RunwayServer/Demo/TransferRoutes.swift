@@ -1,0 +1,215 @@
+import Crypto
+import Foundation
+import Hummingbird
+import MultipartKit
+
+/// Uploads and downloads for the demo and the tests.
+///
+/// - `POST|PUT /upload/raw` — reads the body as it streams (never holding it) and answers its
+///   size, SHA-256 and content type.
+/// - `POST /upload/hold` — reads the body a chunk per 100 ms, so an upload stays in flight;
+///   signals `holdStarted` at the first chunk and `holdClosed` when the client leaves.
+/// - `POST /upload/multipart` — parses a `multipart/form-data` body (up to 64 MB) and answers
+///   each part's name, file name, content type, size and SHA-256.
+/// - `GET /files/blob?size=&version=&key=&drop_after=&ranges=` — `size` bytes of
+///   ``blobByte(at:)``, with a strong `ETag` per size and version. Honours `Range: bytes=N-`
+///   with a matching `If-Range` (206), unless `ranges=none`. With `drop_after`, the first
+///   request for `key` breaks the connection after that many bytes; with `hold_after`, it stops
+///   sending after that many and holds the connection until the client leaves.
+public enum TransferRoutes {
+    /// The byte at `offset` of every blob: a pseudo-random pattern whose period (65,521, a
+    /// prime) shares no factor with chunk or page sizes, so a resumed file spliced at the wrong
+    /// place does not match.
+    public static func blobByte(at offset: Int64) -> UInt8 {
+        pattern[Int(offset % Int64(period))]
+    }
+
+    static let period = 65_521
+    /// One period, then the next 64 KiB again, so any chunk of up to 64 KiB is one slice.
+    static let pattern: [UInt8] = {
+        var state: UInt32 = 0x9E37_79B9
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(period + 65_536)
+        for _ in 0..<period {
+            state ^= state << 13
+            state ^= state >> 17
+            state ^= state << 5
+            bytes.append(UInt8(truncatingIfNeeded: state >> 24))
+        }
+        for index in 0..<65_536 { bytes.append(bytes[index % period]) }
+        return bytes
+    }()
+
+    static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
+        let raw: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            var hasher = SHA256()
+            var count = 0
+            for try await buffer in request.body {
+                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                count += buffer.readableBytes
+            }
+            probe.record("/upload/raw")
+            return JSONResponse.make([
+                "bytes": count, "sha256": hex(hasher.finalize()),
+                "contentType": request.headers[.contentType] ?? "",
+            ])
+        }
+        router.post("/upload/raw", use: raw)
+        router.put("/upload/raw", use: raw)
+        router.post("/upload/hold") { request, _ -> Response in
+            probe.record("/upload/hold")
+            // A slow reader: a chunk per 100 ms, so the upload stays in flight; a client that
+            // leaves ends the body with an error.
+            var started = false
+            do {
+                for try await _ in request.body {
+                    if !started {
+                        started = true
+                        probe.signal(.holdStarted)
+                    }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            } catch {
+                probe.signal(.holdClosed)
+                throw error
+            }
+            return JSONResponse.make(["complete": true])
+        }
+
+        router.post("/upload/multipart") { request, _ -> Response in
+            guard let contentType = request.headers[.contentType], let boundary = boundary(of: contentType) else {
+                return JSONResponse.make(["error": "not a multipart/form-data body"], status: .badRequest)
+            }
+            // MultipartKit's streaming parser: an independent reading of what the client wrote,
+            // each part hashed as it arrives, so a large form never sits in memory here either.
+            let form = MultipartDigest(boundary: boundary)
+            for try await buffer in request.body {
+                do { try form.parser.execute(buffer) } catch {
+                    return JSONResponse.make(["error": "malformed multipart body"], status: .badRequest)
+                }
+            }
+            guard !form.parts.isEmpty else {
+                return JSONResponse.make(["error": "no complete part"], status: .badRequest)
+            }
+            probe.record("/upload/multipart")
+            return JSONResponse.make(["parts": form.parts.map(\.summary)])
+        }
+
+        router.get("/files/blob") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            let size = query["size"].flatMap { Int64(String($0)) } ?? 1 << 20
+            let version = query["version"].map(String.init) ?? "1"
+            let key = query["key"].map(String.init) ?? "default"
+            let dropAfter = query["drop_after"].flatMap { Int64(String($0)) }
+            let holdAfter = query["hold_after"].flatMap { Int64(String($0)) }
+            let honoursRanges = query["ranges"] != "none"
+            let etag = "\"blob-\(size)-\(version)\""
+            let attempt = probe.record("/files/blob/\(key)")
+            let range = request.headers[.range]
+            probe.record("/files/blob/\(key)/range=\(range ?? "none")")
+
+            var start: Int64 = 0
+            var status = HTTPResponse.Status.ok
+            var headers = HTTPFields()
+            headers[.contentType] = "application/octet-stream"
+            headers[.eTag] = etag
+            headers[.acceptRanges] = honoursRanges ? "bytes" : "none"
+            if honoursRanges, let range, request.headers[.ifRange].map({ $0 == etag }) ?? true,
+                range.hasPrefix("bytes="), range.hasSuffix("-"),
+                let from = Int64(range.dropFirst("bytes=".count).dropLast())
+            {
+                guard from < size else {
+                    headers[.contentRange] = "bytes */\(size)"
+                    return Response(status: .rangeNotSatisfiable, headers: headers)
+                }
+                start = from
+                status = .partialContent
+                headers[.contentRange] = "bytes \(from)-\(size - 1)/\(size)"
+            }
+            let stop = attempt == 1 ? (dropAfter ?? holdAfter).map { min(size, start + $0) } : nil
+            let holds = holdAfter != nil
+            let first = start
+            return Response(
+                status: status, headers: headers,
+                body: ResponseBody(contentLength: Int(size - first)) { writer in
+                    var offset = first
+                    let end = stop ?? size
+                    while offset < end {
+                        let count = Int(min(64 * 1024, end - offset))
+                        let phase = Int(offset % Int64(period))
+                        try await writer.write(ByteBuffer(bytes: pattern[phase..<phase + count]))
+                        offset += Int64(count)
+                    }
+                    // Cut short on purpose: the connection breaks (or hangs) before the promised length.
+                    if stop != nil, stop != size {
+                        if holds { try await FaultRoutes.holdUntilClientLeaves(request, probe: probe) }
+                        throw HTTPError(.internalServerError)
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// The boundary parameter of a `multipart/form-data` content type.
+private func boundary(of contentType: String) -> String? {
+    guard contentType.lowercased().hasPrefix("multipart/form-data"), let range = contentType.range(of: "boundary=") else {
+        return nil
+    }
+    var boundary = String(contentType[range.upperBound...])
+    if let end = boundary.firstIndex(of: ";") { boundary = String(boundary[..<end]) }
+    boundary = boundary.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+    return boundary.isEmpty ? nil : boundary
+}
+
+/// Each part of a form as MultipartKit's parser reports it: its header fields, size and SHA-256,
+/// and the text of small fields. Used by one request handler, in order.
+private final class MultipartDigest {
+    struct Part {
+        var headers: [String: String] = [:]
+        var hasher = SHA256()
+        var bytes = 0
+        var text = Data()
+
+        var summary: [String: Any] {
+            let disposition = headers["content-disposition"] ?? ""
+            let filename = quoted("filename", in: disposition)
+            return [
+                "name": quoted("name", in: disposition) ?? "", "filename": filename ?? NSNull(),
+                "contentType": headers["content-type"] ?? NSNull(), "bytes": bytes,
+                "sha256": TransferRoutes.hex(hasher.finalize()),
+                "text": filename == nil ? String(decoding: text, as: UTF8.self) : NSNull(),
+            ]
+        }
+    }
+
+    let parser: MultipartParser
+    private(set) var parts: [Part] = []
+    private var current = Part()
+
+    init(boundary: String) {
+        parser = MultipartParser(boundary: boundary)
+        parser.onHeader = { [unowned self] name, value in current.headers[name.lowercased()] = value }
+        parser.onBody = { [unowned self] buffer in
+            buffer.withUnsafeReadableBytes { current.hasher.update(bufferPointer: $0) }
+            current.bytes += buffer.readableBytes
+            if current.text.count < 4096 { current.text.append(contentsOf: buffer.readableBytesView.prefix(4096)) }
+        }
+        parser.onPartComplete = { [unowned self] in
+            parts.append(current)
+            current = Part()
+        }
+    }
+}
+
+/// The value of `key="…"` in a `Content-Disposition` header field.
+private func quoted(_ key: String, in field: String) -> String? {
+    guard let start = field.range(of: "; \(key)=\"") else { return nil }
+    let rest = field[start.upperBound...]
+    guard let end = rest.firstIndex(of: "\"") else { return nil }
+    return String(rest[..<end])
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Runway
+import RunwayExamples
+import RunwayServer
+import RunwayStorage
+import Testing
+
+/// The README's credential, upload and download snippets, run against the demo server.
+@Suite("README: credentials, uploads, downloads")
+struct AccountExamplesTests {
+    @Test("the account example signs in by refresh, uploads a form and downloads a file to the caches role")
+    func readmeFlow() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (photo, _) = try makeUploadFile(40_000, name: "balcony.jpg")
+        defer { try? FileManager.default.removeItem(at: photo.deletingLastPathComponent()) }
+        try await withHarness { harness in
+            let engine = harness.engine
+            let baseURL = harness.server.baseURL
+
+            // From the README:
+            let authentication = Authentication(TokenAuthenticator(engine: engine, refreshToken: "r-1", stored: "expired"))
+            engine.register(accountService(baseURL: baseURL, authentication: authentication))
+            let me = try await engine.perform(ProfileAPI()).get()       // 401 → one refresh → sent again
+
+            var form = MultipartForm()
+            form.append("Balcony", name: "caption")
+            form.append(fileAt: photo, name: "photo", contentType: "image/jpeg")
+            let upload = engine.upload(PhotoUploadAPI(), body: .multipart(form))
+            let uploaded = try await upload.value
+
+            let download = engine.download(FloorPlanAPI(), params: ["size": "200000"], to: .caches("plans/1204.pdf", in: container))
+            var lastFigure: TransferProgress?
+            for await progress in download.progress { lastFigure = progress }
+            let plan = try await download.value
+
+            #expect(me.json?["data"]?["user"]?.stringValue == "demo")
+            #expect(harness.probe.count("/auth/token") == 1)
+            #expect(uploaded.json?["parts"]?[1]?["filename"]?.stringValue == "balcony.jpg")
+            #expect(plan.byteCount == 200_000)
+            #expect(lastFigure?.fractionCompleted == 1)
+            #expect(container.role(containing: plan.url) == .caches)
+        }
+    }
+}

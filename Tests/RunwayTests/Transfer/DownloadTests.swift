@@ -1,0 +1,190 @@
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayServer
+import RunwayStorage
+import Testing
+
+/// A container in a fresh temporary folder.
+func makeTemporaryContainer() throws -> (Container, URL) {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("runway-container-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    return (Container(root: root), root)
+}
+
+/// Whether `url` holds exactly the demo server's blob of `size` bytes.
+func isBlob(_ url: URL, size: Int64) throws -> Bool {
+    let handle = try FileHandle(forReadingFrom: url)
+    defer { try? handle.close() }
+    var offset: Int64 = 0
+    while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+        for byte in chunk {
+            guard byte == TransferRoutes.blobByte(at: offset) else { return false }
+            offset += 1
+        }
+    }
+    return offset == size
+}
+
+/// The blob route, as an API that retries a lost connection.
+struct BlobAPI: API {
+    var service: ServiceID { .test }
+    var path: String { "/files/blob" }
+    var method: HTTPRequest.Method { .get }
+    var retryPolicy: RetryPolicy = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(1))
+}
+
+@Suite("Downloads")
+struct DownloadTests {
+    @Test("a download is written to the caches role, never to memory, with progress up to its size",
+          arguments: TransportKind.allCases)
+    func toCaches(_ kind: TransportKind) async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let size: Int64 = 5 * 1024 * 1024 + 3
+        try await withHarness(kind) { harness in
+            let download = harness.engine.download(
+                BlobAPI(), params: ["size": .string("\(size)")], to: .caches("plans/1204.bin", in: container))
+            let figures = collect(download.progress)
+            let file = try await download.value
+            #expect(file.url == (try container.url(for: "plans/1204.bin", in: .caches)))
+            #expect(file.byteCount == size)
+            #expect(file.resumedFrom == 0)
+            #expect(try isBlob(file.url, size: size))
+            #expect(!FileManager.default.fileExists(atPath: file.url.path + ".part"))
+            #expect(!FileManager.default.fileExists(atPath: file.url.path + ".part.resume"))
+            let seen = await figures.value
+            #expect(seen.last == TransferProgress(completed: size, total: size))
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+        }
+    }
+
+    @Test("a connection lost mid-body is resumed with Range from the bytes on disk", arguments: TransportKind.allCases)
+    func resumesAfterLostConnection(_ kind: TransportKind) async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let size: Int64 = 4 * 1024 * 1024
+        try await withHarness(kind) { harness in
+            let key = "resume-\(kind)"
+            let file = try await harness.engine.download(
+                BlobAPI(), params: ["size": .string("\(size)"), "key": .string(key), "drop_after": "1500000"],
+                to: .temporary("resume.bin", in: container)
+            ).value
+            #expect(harness.probe.count("/files/blob/\(key)") == 2)
+            #expect(harness.probe.count("/files/blob/\(key)/range=none") == 1)
+            #expect(file.resumedFrom > 0)
+            #expect(harness.probe.count("/files/blob/\(key)/range=bytes=\(file.resumedFrom)-") == 1)
+            #expect(file.byteCount == size)
+            #expect(try isBlob(file.url, size: size))
+        }
+    }
+
+    @Test("a server that ignores ranges sends the file again whole, and the file is still right")
+    func serverWithoutRanges() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let size: Int64 = 3 * 1024 * 1024
+        try await withHarness { harness in
+            let file = try await harness.engine.download(
+                BlobAPI(),
+                params: ["size": .string("\(size)"), "key": "no-ranges", "drop_after": "1000000", "ranges": "none"],
+                to: .caches("whole.bin", in: container)
+            ).value
+            #expect(harness.probe.count("/files/blob/no-ranges") == 2)
+            #expect(file.resumedFrom == 0)
+            #expect(try isBlob(file.url, size: size))
+        }
+    }
+
+    @Test("a download cancelled midway keeps its partial file, and the next call resumes from it")
+    func resumesAcrossCalls() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let size: Int64 = 2 * 1024 * 1024
+        try await withHarness { harness in
+            // The first answer stops after 1 MB and holds the connection open: the download waits.
+            var api = BlobAPI()
+            api.retryPolicy = .never
+            let destination = DownloadDestination.caches("later.bin", in: container)
+            let first = harness.engine.download(
+                api, params: ["size": .string("\(size)"), "key": "later", "hold_after": "1048576"], to: destination)
+            await harness.probe.wait(for: .holdStarted)
+            var sawBytes = false
+            for await figure in first.progress where figure.completed >= 1_048_576 {
+                sawBytes = true
+                first.cancel()
+            }
+            #expect(sawBytes)
+            await #expect(throws: RunwayError.cancelled) { try await first.value }
+            let partial = try destination.url().appendingPathExtension("part")
+            #expect(FileManager.default.fileExists(atPath: partial.path))
+
+            let second = try await harness.engine.download(
+                api, params: ["size": .string("\(size)"), "key": "later", "hold_after": "1048576"], to: destination
+            ).value
+            #expect(second.resumedFrom == 1_048_576)
+            #expect(try isBlob(second.url, size: size))
+        }
+    }
+
+    @Test("the API's timeout covers the whole download; the bytes that came stay for a resume",
+          arguments: TransportKind.allCases)
+    func timeout(_ kind: TransportKind) async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withHarness(kind) { harness in
+            // The answer stops after 64 KiB and holds the connection: only the deadline ends it.
+            let api = TestAPI(path: "/files/blob", timeout: .seconds(1))
+            let destination = DownloadDestination.temporary("slow.bin", in: container)
+            let download = harness.engine.download(
+                api, params: ["size": "1000000", "key": .string("slow-\(kind)"), "hold_after": "65536"], to: destination)
+            let figures = collect(download.progress)
+            await #expect(throws: RunwayError.timeout) { try await download.value }
+            // Whatever arrived before the deadline is on disk, exactly (how much did depends on
+            // how busy the machine is).
+            let arrived = await figures.value.last?.completed ?? 0
+            let partial = try destination.url().appendingPathExtension("part")
+            let kept = try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? NSNumber
+            #expect(kept?.int64Value == arrived)
+            #expect(arrived <= 65_536)
+            #expect(!FileManager.default.fileExists(atPath: try destination.url().path))
+        }
+    }
+
+    @Test("an error answer is a typed failure with its body, and no file appears")
+    func errorAnswer() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withHarness { harness in
+            let body: Data
+            do throws(RunwayError) {
+                let file = try await harness.engine.download(
+                    TestAPI(path: "/faults/status/404"), to: .caches("missing.bin", in: container)
+                ).value
+                Issue.record("expected a 404, got \(file)")
+                return
+            } catch {
+                guard case .httpStatus(404, let answered) = error else {
+                    Issue.record("expected a 404, got \(error)")
+                    return
+                }
+                body = answered
+            }
+            #expect(String(decoding: body, as: UTF8.self).contains("Status 404"))
+            let destination = try container.url(for: "missing.bin", in: .caches)
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+        }
+    }
+
+    @Test("a destination that climbs out of its role is refused before anything is sent")
+    func escapingDestination() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withHarness { harness in
+            await #expect(throws: RunwayError.self) {
+                try await harness.engine.download(BlobAPI(), to: .caches("../../etc/x", in: container)).value
+            }
+            #expect(harness.probe.count("/files/blob/default") == 0)
+        }
+    }
+}
