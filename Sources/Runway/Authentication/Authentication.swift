@@ -102,6 +102,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
     }
 
     func lease() async throws(RunwayError) -> CredentialLease {
+        try refuseInsideOwnRefresh()
         let waiter = Waiter()
         let start = state.withLock { state -> Work? in
             if state.waiting != nil {
@@ -120,6 +121,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
     }
 
     func renew(after generation: Int) async throws(RunwayError) -> CredentialLease {
+        try refuseInsideOwnRefresh()
         let waiter = Waiter()
         let start = state.withLock { state -> Work? in
             if state.waiting != nil {
@@ -143,51 +145,66 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         return try await wait(for: waiter)
     }
 
+    /// A request that ``Authenticator/refresh(_:)`` sends itself and that needs this very
+    /// credential would wait for the refresh it is part of, forever: it fails at once instead.
+    private func refuseInsideOwnRefresh() throws(RunwayError) {
+        if RefreshScope.current == ObjectIdentifier(self) {
+            throw .unauthenticated(
+                reason: "a request sent by refresh(_:) needs the credential being refreshed; declare `authenticates: false` on its API")
+        }
+    }
+
     /// Loads or refreshes in a task of its own, so that a load cancelled while it waits does not
     /// cancel the refresh the others wait for.
     private func run(_ work: Work) {
         let authenticator = self.authenticator
+        let identity = ObjectIdentifier(self)
         Task {
-            let outcome: Result<A.Credential, RunwayError>
-            do {
-                switch work {
-                case .load:
-                    var credential = try await authenticator.credential()
-                    if credential.map(authenticator.requiresRefresh) ?? true {
-                        credential = try await authenticator.refresh(credential)
-                    }
-                    outcome = credential.map { .success($0) }
-                        ?? .failure(.unauthenticated(reason: "the authenticator gave no credential"))
-                case .refresh(let expired):
-                    outcome = .success(try await authenticator.refresh(expired))
-                }
-            } catch let error as RunwayError {
-                outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error.description)"))
-            } catch {
-                outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error)"))
-            }
-            let (waiting, result) = state.withLock { state -> ([Waiter], Result<CredentialLease, RunwayError>) in
-                let waiting = state.waiting ?? []
-                state.waiting = nil
-                switch outcome {
-                case .success(let credential):
-                    state.isLoaded = true
-                    state.credential = credential
-                    state.failure = nil
-                    state.generation += 1
-                    return (waiting, .success(lease(credential, generation: state.generation)))
-                case .failure(let error):
-                    // Loads that met the expiry meanwhile share this failure; the next new load
-                    // starts again from the stored credential.
-                    state.isLoaded = false
-                    state.credential = nil
-                    state.failure = error
-                    state.generation += 1
-                    return (waiting, .failure(error))
-                }
-            }
-            for waiter in waiting { waiter.resolve(result) }
+            await RefreshScope.$current.withValue(identity) { await self.perform(work, authenticator: authenticator) }
         }
+    }
+
+    /// Reads or refreshes the credential, then hands the outcome to every load waiting for it.
+    private func perform(_ work: Work, authenticator: A) async {
+        let outcome: Result<A.Credential, RunwayError>
+        do {
+            switch work {
+            case .load:
+                var credential = try await authenticator.credential()
+                if credential.map(authenticator.requiresRefresh) ?? true {
+                    credential = try await authenticator.refresh(credential)
+                }
+                outcome = credential.map { .success($0) }
+                    ?? .failure(.unauthenticated(reason: "the authenticator gave no credential"))
+            case .refresh(let expired):
+                outcome = .success(try await authenticator.refresh(expired))
+            }
+        } catch let error as RunwayError {
+            outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error.description)"))
+        } catch {
+            outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error)"))
+        }
+        let (waiting, result) = state.withLock { state -> ([Waiter], Result<CredentialLease, RunwayError>) in
+            let waiting = state.waiting ?? []
+            state.waiting = nil
+            switch outcome {
+            case .success(let credential):
+                state.isLoaded = true
+                state.credential = credential
+                state.failure = nil
+                state.generation += 1
+                return (waiting, .success(lease(credential, generation: state.generation)))
+            case .failure(let error):
+                // Loads that met the expiry meanwhile share this failure; the next new load
+                // starts again from the stored credential.
+                state.isLoaded = false
+                state.credential = nil
+                state.failure = error
+                state.generation += 1
+                return (waiting, .failure(error))
+            }
+        }
+        for waiter in waiting { waiter.resolve(result) }
     }
 
     private func lease(_ credential: A.Credential, generation: Int) -> CredentialLease {
@@ -204,4 +221,10 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         }
         return try result.get()
     }
+}
+
+/// The credential box whose refresh the current task is running, so that a request sent from
+/// inside a refresh is recognised.
+private enum RefreshScope {
+    @TaskLocal static var current: ObjectIdentifier?
 }

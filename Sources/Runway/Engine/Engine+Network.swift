@@ -179,7 +179,8 @@ extension Engine {
     static func bareHop(_ hop: RedirectStep.Hop, from previous: PreparedRequest, api: some API) -> PreparedRequest {
         var fields = HTTPFields()
         for field in api.headers where !credentialFields.contains(field.name) { fields.append(field) }
-        for name in [HTTPField.Name.accept, .userAgent] where fields[name] == nil {
+        // What describes the representation asked for, not who asks: a download's range too.
+        for name in [HTTPField.Name.accept, .userAgent, .acceptEncoding, .range, .ifRange] where fields[name] == nil {
             if let value = previous.head.headerFields[name] { fields[name] = value }
         }
         if hop.keepsBody, let contentType = previous.head.headerFields[.contentType] {

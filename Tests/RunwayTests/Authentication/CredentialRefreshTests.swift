@@ -12,6 +12,8 @@ struct BearerAuthenticator: Authenticator {
     var refreshToken = "refresh-1"
     /// When set, refresh makes this token up instead of asking the server.
     var madeUpToken: String?
+    /// Whether the token request wrongly asks for the credential it is refreshing.
+    var tokenRequestAuthenticates = false
 
     func credential() async throws -> String? { stored }
 
@@ -21,7 +23,9 @@ struct BearerAuthenticator: Authenticator {
 
     func refresh(_ expired: String?) async throws -> String {
         if let madeUpToken { return madeUpToken }
-        let response = try await engine.perform(TokenAPI(), params: ["refresh_token": .string(refreshToken)]).get()
+        let response = try await engine.perform(
+            TokenAPI(authenticates: tokenRequestAuthenticates), params: ["refresh_token": .string(refreshToken)]
+        ).get()
         guard let token = response.json?["access_token"]?.stringValue else {
             throw RunwayError.invalidResponse(reason: "no access_token")
         }
@@ -35,7 +39,7 @@ struct TokenAPI: API {
     var path: String { "/auth/token" }
     var method: HTTPRequest.Method { .post }
     var paramEncoding: ParamEncoding { .json }
-    var authenticates: Bool { false }
+    var authenticates = false
     var retryPolicy: RetryPolicy { .never }
 }
 
@@ -127,6 +131,21 @@ struct CredentialRefreshTests {
             }
             #expect(reason.contains("refreshed credential"))
             #expect(harness.probe.count("/auth/me/refused") == 2)
+        }
+    }
+
+    @Test("a refresh whose own request needs the credential fails at once instead of waiting for itself")
+    func refreshNeedingItself() async throws {
+        try await withHarness { harness in
+            _ = Self.register(
+                harness, BearerAuthenticator(engine: harness.engine, stored: nil, tokenRequestAuthenticates: true))
+            let result = await harness.engine.perform(TestAPI(path: "/auth/me"))
+            guard case .failure(.unauthenticated(let reason)) = result else {
+                Issue.record("expected unauthenticated, got \(result)")
+                return
+            }
+            #expect(reason.contains("authenticates: false"))
+            #expect(harness.probe.count("/auth/token") == 0)
         }
     }
 

@@ -2,11 +2,16 @@ import Foundation
 import RunwayServer
 import Testing
 
-/// The `runway` executable that `swift test` builds beside the test bundle.
+/// The `runway` executable that `swift test` builds beside the test bundle (in its build
+/// folder, debug or release), or in the package's default debug folder.
 func runwayExecutable() -> URL {
     let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return packageRoot.appendingPathComponent(".build/debug/runway")
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("runway"),
+        packageRoot.appendingPathComponent(".build/debug/runway"),
+    ]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
 }
 
 /// Runs `runway` with `arguments` in a child process and returns its last line of output,

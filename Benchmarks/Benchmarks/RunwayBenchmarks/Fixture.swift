@@ -1,0 +1,112 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPTypes
+import NIOCore
+import Runway
+import RunwayNIO
+
+extension ServiceID {
+    static let bench: ServiceID = "bench"
+}
+
+/// `GET /listings` as a Runway API.
+struct ListingsAPI: API {
+    var service: ServiceID { .bench }
+    var path: String { "/listings" }
+    var method: HTTPRequest.Method { .get }
+    var retryPolicy: RetryPolicy { .never }
+}
+
+/// What the HTTP benchmarks share: the server process, the raw clients and Runway over each.
+/// Made once in the global setup, taken apart in the teardown.
+final class Fixture: @unchecked Sendable {
+    static let shared = Fixture()
+    /// Connections per host for raw AsyncHTTPClient and Runway alike: the same allowance.
+    static let connections = 8
+
+    private(set) var server: ListingServer.Child?
+    private(set) var rawClient: HTTPClient?
+    private(set) var transport: AsyncHTTPClientTransport?
+    private(set) var nioEngine: Engine?
+    private(set) var sessionEngine: Engine?
+    private(set) var session: URLSession?
+    private(set) var listingsURL = ""
+
+    func start() throws {
+        let server = try ListingServer.Child()
+        self.server = server
+        listingsURL = server.baseURL + "/listings"
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Self.connections
+        rawClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let transport = AsyncHTTPClientTransport(
+            configuration: .init(maximumConnectionsPerHost: Self.connections))
+        self.transport = transport
+        let service = Service(id: .bench, baseURLs: [.release: server.baseURL])
+        let nioEngine = Engine(transport: transport)
+        nioEngine.register(service)
+        self.nioEngine = nioEngine
+        let sessionEngine = Engine(transport: URLSessionTransport())
+        sessionEngine.register(service)
+        self.sessionEngine = sessionEngine
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.urlCache = nil
+        session = URLSession(configuration: sessionConfiguration)
+    }
+
+    func stop() async throws {
+        try await rawClient?.shutdown()
+        try await transport?.shutdown()
+        session?.finishTasksAndInvalidate()
+        server?.stop()
+    }
+
+    // MARK: - One load each way, its body parsed and checked
+
+    func rawAsyncHTTPClient() async throws {
+        guard let rawClient else { throw FixtureError.notStarted }
+        let response = try await rawClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        try Self.check(JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
+    }
+
+    func rawURLSession() async throws {
+        guard let session, let url = URL(string: listingsURL) else { throw FixtureError.notStarted }
+        let (data, _) = try await session.data(from: url)
+        try Self.check(JSONSerialization.jsonObject(with: data))
+    }
+
+    func runwayEngine(_ engine: Engine?) async throws {
+        guard let engine else { throw FixtureError.notStarted }
+        let response = try await engine.perform(ListingsAPI()).get()
+        guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
+    }
+
+    @MainActor
+    func runwayManager(_ manager: APIManager<ListingsAPI>) async throws {
+        let response = try await manager.load()
+        guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
+    }
+
+    static func check(_ object: Any) throws {
+        guard let envelope = object as? [String: Any], envelope["code"] as? Int == 0 else {
+            throw FixtureError.unexpectedBody
+        }
+    }
+
+    /// `count` loads at once.
+    static func together(_ count: Int, _ load: @escaping @Sendable () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<count { group.addTask { try await load() } }
+            try await group.waitForAll()
+        }
+    }
+}
+
+enum FixtureError: Error {
+    case notStarted
+    case unexpectedBody
+}

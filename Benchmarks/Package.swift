@@ -1,0 +1,33 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Runway's benchmarks, in a package of their own so that an app depending on Runway never
+// resolves the benchmark tooling. Run them from this folder:
+//
+//     swift package benchmark
+//
+// (release builds; see the README's Performance section for baselines and comparisons).
+let package = Package(
+    name: "RunwayBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "Runway", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "RunwayBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Runway", package: "Runway"),
+                .product(name: "RunwayNIO", package: "Runway"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Benchmarks/RunwayBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
