@@ -32,6 +32,8 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// What the manager keeps about one in-flight load.
     struct Flight {
         var call: CallInfo
+        /// The service's interceptors, then the API's: looked up once per load.
+        var interceptors: [any Interceptor]
         /// Runs when the load ends, before delivery (pagination bookkeeping).
         var onFinish: ((Result<RawResponse, RunwayError>) -> Void)?
     }
@@ -152,10 +154,10 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ) -> LoadID? {
         let id = LoadID.next()
         let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
-        let flight = Flight(call: call, onFinish: onFinish)
+        let interceptors = self.interceptors
+        let flight = Flight(call: call, interceptors: interceptors, onFinish: onFinish)
         let entry = LoadBook<Waiter, Flight>.Entry(
             context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? [])
-        let interceptors = self.interceptors
 
         do {
             try api.paramsValidator.validate(params)
@@ -177,9 +179,10 @@ public final class APIManager<Endpoint: API>: APIManaging {
 
         let engine = self.engine
         let api = self.api
-        let task = Task { [weak self] in
+        // Started off the main actor (the engine's work never needs it); one hop back to land.
+        let task = Task.detached(priority: Task.currentPriority) { [weak self] in
             let result = await engine.perform(api, params: params, body: body, loadID: id, ignoringCache: ignoringCache)
-            self?.land(id, result)
+            await self?.land(id, result)
         }
         tasks.insert(task, for: id)
         for interceptor in interceptors { interceptor.afterCall(call) }
@@ -190,7 +193,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     private func land(_ id: LoadID, _ result: Result<RawResponse, RunwayError>) {
         tasks.remove(id)
         guard let entry = book.finish(id) else { return }  // already delivered as cancelled
-        for interceptor in interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
+        for interceptor in entry.context.interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
         deliver(entry, result)
     }
 
@@ -208,7 +211,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
 
     private func deliver(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
         let call = entry.context.call
-        let interceptors = self.interceptors
+        let interceptors = entry.context.interceptors
         entry.context.onFinish?(result)
         switch result {
         case .success(let response):
