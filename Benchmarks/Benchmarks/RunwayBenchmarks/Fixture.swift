@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPTypes
+import Logging
 import NIOCore
 import Runway
 import RunwayNIO
@@ -46,10 +47,13 @@ final class Fixture: @unchecked Sendable {
             configuration: .init(maximumConnectionsPerHost: Self.connections))
         self.transport = transport
         let service = Service(id: .bench, baseURLs: [.release: server.baseURL])
-        let nioEngine = Engine(transport: transport)
+        // Failures only, as a production app logs: the raw clients log nothing either.
+        var logger = Logger(label: "runway.benchmarks")
+        logger.logLevel = .notice
+        let nioEngine = Engine(transport: transport, logger: logger)
         nioEngine.register(service)
         self.nioEngine = nioEngine
-        let sessionEngine = Engine(transport: URLSessionTransport())
+        let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)
         sessionEngine.register(service)
         self.sessionEngine = sessionEngine
         let sessionConfiguration = URLSessionConfiguration.ephemeral
@@ -97,12 +101,35 @@ final class Fixture: @unchecked Sendable {
         }
     }
 
-    /// `count` loads at once.
-    static func together(_ count: Int, _ load: @escaping @Sendable () async throws -> Void) async throws {
+    /// `total` loads, `width` of them in flight at any time: each worker starts its next load
+    /// as soon as its last one lands.
+    static func inFlight(
+        _ width: Int, total: Int, _ load: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let remaining = Counter(total)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<count { group.addTask { try await load() } }
+            for _ in 0..<width {
+                group.addTask { while remaining.take() { try await load() } }
+            }
             try await group.waitForAll()
         }
+    }
+}
+
+/// Loads left to start, shared by the workers.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var left: Int
+
+    init(_ count: Int) { left = count }
+
+    /// Takes one load; `false` when none are left.
+    func take() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard left > 0 else { return false }
+        left -= 1
+        return true
     }
 }
 

@@ -33,8 +33,8 @@ enum ListingServer {
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayBenchmarks"),
             onServerRunning: { channel in
-                print("port \(channel.localAddress?.port ?? 0)")
-                fflush(stdout)
+                // Written straight to the pipe: the parent waits for this line.
+                FileHandle.standardOutput.write(Data("port \(channel.localAddress?.port ?? 0)\n".utf8))
             }
         )
         try await app.runService(gracefulShutdownSignals: [])
