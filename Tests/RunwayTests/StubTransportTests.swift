@@ -31,4 +31,24 @@ struct StubTransportTests {
         ])
         #expect(stub.requests.first?.head.path == "/listings/esf?client=runway-demo")
     }
+
+    @Test("a stubbed download lands in its file, so an app can test its download code without a server")
+    func download() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let plan = Data("%PDF-1.7 a floor plan".utf8)
+        let stub = StubTransport(sampleData: ["RunwayExamples.FloorPlanAPI": .data(plan)])
+        let engine = Engine(transport: stub)
+        engine.register(accountService(baseURL: "https://account.example.com", authentication: Authentication(FixedToken())))
+        let file = try await engine.download(FloorPlanAPI(), to: .caches("plan.pdf", in: container)).value
+        #expect(try Data(contentsOf: file.url) == plan)
+        #expect(stub.requests.first?.head.headerFields[.authorization] == "Bearer fixed")
+    }
+}
+
+/// A credential that never expires, for stubbed tests.
+struct FixedToken: Authenticator {
+    func credential() async throws -> String? { "fixed" }
+    func apply(_ token: String, to request: inout HTTPRequest) { request.headerFields[.authorization] = "Bearer \(token)" }
+    func refresh(_ expired: String?) async throws -> String { "fixed" }
 }

@@ -52,7 +52,15 @@ public final class StubTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         recorded.withLock { $0.append(request) }
         try Task.checkCancellation()
-        return try await handler(request)
+        var response = try await handler(request)
+        // A download: the canned body goes to the sink, as a real transport streams it.
+        if let sink = request.responseSink {
+            try sink.begin(response.head)
+            try response.body.withUnsafeBytes { try sink.write($0) }
+            response.body = Data()
+        }
+        if let progress = request.uploadProgress, let length = request.content?.length { progress(length) }
+        return response
     }
 }
 
