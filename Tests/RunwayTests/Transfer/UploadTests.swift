@@ -126,4 +126,19 @@ struct UploadTests {
             await harness.probe.wait(for: .holdClosed)
         }
     }
+
+    @Test("the API's timeout covers the whole upload, body included", arguments: TransportKind.allCases)
+    func timeout(_ kind: TransportKind) async throws {
+        let (file, _) = try makeUploadFile(0)
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 64 << 20)
+        try handle.close()
+        try await withHarness(kind) { harness in
+            // The server takes a chunk per 100 ms: 64 MiB cannot go up within a second.
+            let upload = harness.engine.upload(
+                TestAPI(path: "/upload/hold", method: .post, timeout: .seconds(1)), body: .file(file))
+            await #expect(throws: RunwayError.timeout) { try await upload.value }
+        }
+    }
 }
