@@ -46,6 +46,7 @@ struct TransferCommand: AsyncParsableCommand {
             } else {
                 body = .file(url)
             }
+            let before = TransferCommand.peakResidentBytes()
             let upload = engine.upload(TransferAPI(path: path, method: .post), params: params, body: body)
             let progressUpdates = Task { await upload.progress.reduce(0) { count, _ in count + 1 } }
             let result: Result<RawResponse, RunwayError>
@@ -56,7 +57,7 @@ struct TransferCommand: AsyncParsableCommand {
             case .success(let response):
                 TransferCommand.report([
                     "status": response.status.code, "progressUpdates": updates,
-                    "response": String(decoding: response.body, as: UTF8.self),
+                    "response": String(decoding: response.body, as: UTF8.self), "peakBeforeBytes": before,
                 ])
             case .failure(let error):
                 throw TransferFailed(message: "the upload failed: \(error)")
@@ -82,6 +83,7 @@ struct TransferCommand: AsyncParsableCommand {
         func run() async throws {
             let (engine, shutdown, apiPath, params) = try TransferCommand.engine(for: url, transport: transport)
             let container = Container(root: URL(fileURLWithPath: root, isDirectory: true))
+            let before = TransferCommand.peakResidentBytes()
             let download = engine.download(
                 TransferAPI(path: apiPath, method: .get), params: params, to: .caches(path, in: container))
             let result: Result<DownloadedFile, RunwayError>
@@ -89,7 +91,9 @@ struct TransferCommand: AsyncParsableCommand {
             try await shutdown()
             switch result {
             case .success(let file):
-                TransferCommand.report(["file": file.url.path, "bytes": file.byteCount, "resumedFrom": file.resumedFrom])
+                TransferCommand.report([
+                    "file": file.url.path, "bytes": file.byteCount, "resumedFrom": file.resumedFrom, "peakBeforeBytes": before,
+                ])
             case .failure(let error):
                 throw TransferFailed(message: "the download failed: \(error)")
             }
@@ -148,7 +152,19 @@ struct TransferCommand: AsyncParsableCommand {
     }
 
     /// The most memory this process has held resident since it started.
+    ///
+    /// On Linux, `getrusage`'s figure is wrong for this: a process spawned with `vfork`
+    /// (`posix_spawn`) inherits its parent's resident size at `exec`, so a child of a large test
+    /// process reports the parent's size. `VmHWM` belongs to the process's own address space.
     static func peakResidentBytes() -> Int {
+        #if os(Linux)
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        {
+            return kilobytes * 1024
+        }
+        #endif
         var usage = rusage()
         #if canImport(Darwin)
         getrusage(RUSAGE_SELF, &usage)

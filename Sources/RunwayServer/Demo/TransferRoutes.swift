@@ -5,8 +5,8 @@ import MultipartKit
 
 /// Uploads and downloads for the demo and the tests.
 ///
-/// - `POST|PUT /upload/raw` — reads the body as it streams (never holding it) and answers its
-///   size, SHA-256 and content type.
+/// - `POST|PUT /upload/raw[?digest=none]` — reads the body as it streams (never holding it) and
+///   answers its size, SHA-256 (unless `digest=none`) and content type.
 /// - `POST /upload/hold` — reads the body a chunk per 100 ms, so an upload stays in flight;
 ///   signals `holdStarted` at the first chunk and `holdClosed` when the client leaves.
 /// - `POST /upload/multipart` — parses a `multipart/form-data` body (up to 64 MB) and answers
@@ -42,15 +42,16 @@ public enum TransferRoutes {
 
     static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
         let raw: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            var hasher = SHA256()
+            // `digest=none` only counts: hashing a gigabyte costs the server seconds of CPU.
+            var hasher: SHA256? = request.uri.queryParameters["digest"] == "none" ? nil : SHA256()
             var count = 0
             for try await buffer in request.body {
-                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                if hasher != nil { buffer.withUnsafeReadableBytes { hasher?.update(bufferPointer: $0) } }
                 count += buffer.readableBytes
             }
             probe.record("/upload/raw")
             return JSONResponse.make([
-                "bytes": count, "sha256": hex(hasher.finalize()),
+                "bytes": count, "sha256": hasher.map { hex($0.finalize()) } ?? "",
                 "contentType": request.headers[.contentType] ?? "",
             ])
         }

@@ -1,5 +1,4 @@
 import Foundation
-import RunwayServer
 import Testing
 
 /// The `runway` executable that `swift test` builds beside the test bundle (in its build
@@ -14,18 +13,31 @@ func runwayExecutable() -> URL {
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
 }
 
-/// Runs `runway` with `arguments` in a child process and returns its last line of output,
-/// parsed as JSON.
-func runRunway(_ arguments: [String]) throws -> [String: Any] {
+/// `runway` with `arguments`, at the lowest scheduling priority, so that the transfers' bursts
+/// of CPU do not starve the tests running beside them (several have deadlines of a second).
+func niced(_ arguments: [String]) -> Process {
     let process = Process()
-    process.executableURL = runwayExecutable()
-    process.arguments = arguments
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
+    process.arguments = ["-n", "19", runwayExecutable().path] + arguments
+    return process
+}
+
+/// Runs `runway` with `arguments` in a child process and returns its last line of output,
+/// parsed as JSON. The wait happens on a dispatch thread: blocking one of the few threads Swift
+/// concurrency runs every test on would stall the rest of the suite for the child's whole run.
+func runRunway(_ arguments: [String]) async throws -> [String: Any] {
+    let process = niced(arguments)
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let data = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+        DispatchQueue.global().async {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            continuation.resume(returning: data)
+        }
+    }
     let text = String(decoding: data, as: UTF8.self)
     guard process.terminationStatus == 0,
         let line = text.split(separator: "\n").last,
@@ -41,64 +53,111 @@ struct TransferChildFailed: Error {
     var output: String
 }
 
-/// A 1 GiB upload and download in a child process whose peak resident memory is read: a
-/// streamed gigabyte costs tens of megabytes (about 50 MB on an idle machine); one held in
-/// memory would cost over a thousand.
+/// `runway serve --quiet` in a child process: the transfers' bytes never pass through this
+/// process's event loops, which every other test of the suite shares.
+final class ChildDemoServer: Sendable {
+    let process: Process
+    let baseURL: String
+
+    init() async throws {
+        let process = niced(["serve", "--quiet"])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            DispatchQueue.global().async {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                continuation.resume(returning: text)
+            }
+        }
+        guard let start = line.range(of: "http://"),
+            let url = line[start.lowerBound...].split(separator: " ").first
+        else {
+            process.terminate()
+            throw TransferChildFailed(status: -1, output: line)
+        }
+        self.process = process
+        self.baseURL = String(url)
+    }
+
+    func stop() async {
+        process.terminate()
+        let process = self.process
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+}
+
+/// A 48 MiB upload and download between two child processes (`runway serve` and `runway
+/// transfer`), with the client's peak resident memory read before and after the transfer: a
+/// streamed file adds a few megabytes (the same holds for 1 GiB: see the README); one held in
+/// memory would add its whole size.
 @Suite("Transfer memory", .serialized)
 struct TransferMemoryTests {
-    static let gibibyte: Int64 = 1 << 30
-    /// Half the file: a body held in memory cannot stay under it. Not tighter, because the whole
-    /// test suite runs beside this test on two cores, and a consumer starved of CPU lets the
-    /// transport's buffers fill (URLSession on Linux delivers data without backpressure).
-    static let ceiling = 512 * 1024 * 1024
+    static let fileSize: Int64 = 48 << 20
+    /// Half the file: what a transfer may add to the client's peak (9–14 MB is measured: buffers,
+    /// chunks, the runtime's first use of them). A body held in memory adds all of it.
+    static let allowance = Int(fileSize / 2)
 
-    @Test("a 1 GiB file uploaded as a multipart form never sits in the process's memory")
+    @Test("a 48 MiB file uploaded as a multipart form never sits in the process's memory")
     func upload() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: runwayExecutable().path), "swift test builds runway")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-big-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("big.bin")
-        // A sparse file: a gigabyte to read, without a gigabyte of disk.
+        // A sparse file: all of it to read, none of it on disk.
         #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
         let handle = try FileHandle(forWritingTo: file)
-        try handle.truncate(atOffset: UInt64(Self.gibibyte))
+        try handle.truncate(atOffset: UInt64(Self.fileSize))
         try handle.close()
 
-        let server = try await DemoServer.start()
+        let server = try await ChildDemoServer()
         try await withCleanup({ await server.stop() }) {
-            // One transport after the other: two gigabytes at once would only measure the machine.
+            // One transport after the other: both at once would only measure the machine.
             for transport in ["ahc", "urlsession"] {
-                let report = try runRunway([
-                    "transfer", "upload", file.path, "--multipart", "--to", "\(server.baseURL)/upload/raw",
+                let report = try await runRunway([
+                    "transfer", "upload", file.path, "--multipart", "--to", "\(server.baseURL)/upload/raw?digest=none",
                     "--transport", transport,
                 ])
                 let answer = try #require((report["response"] as? String).map { Data($0.utf8) })
                 let received = try JSONSerialization.jsonObject(with: answer) as? [String: Any]
-                #expect((received?["bytes"] as? Int).map { $0 > Int(Self.gibibyte) } == true)
+                #expect((received?["bytes"] as? Int).map { $0 > Int(Self.fileSize) } == true)
                 let peak = try #require(report["peakResidentBytes"] as? Int)
-                #expect(peak < Self.ceiling, "\(transport): peak resident memory \(peak / 1_048_576) MB for a 1 GiB upload")
+                let before = try #require(report["peakBeforeBytes"] as? Int)
+                #expect(peak - before < Self.allowance, "\(transport): \(before / 1_048_576) MB → \(peak / 1_048_576) MB")
             }
         }
     }
 
-    @Test("a 1 GiB download goes to disk, never to the process's memory")
+    @Test("a 48 MiB download goes to disk, never to the process's memory")
     func download() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("runway-big-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await DemoServer.start()
+        let server = try await ChildDemoServer()
         try await withCleanup({ await server.stop() }) {
             for transport in ["ahc", "urlsession"] {
-                let report = try runRunway([
-                    "transfer", "download", "\(server.baseURL)/files/blob?size=\(Self.gibibyte)", "--root", root.path,
+                let report = try await runRunway([
+                    "transfer", "download", "\(server.baseURL)/files/blob?size=\(Self.fileSize)", "--root", root.path,
                     "--path", "big.bin", "--transport", transport,
                 ])
-                #expect((report["bytes"] as? Int).map(Int64.init) == Self.gibibyte)
+                #expect((report["bytes"] as? Int).map(Int64.init) == Self.fileSize)
                 let path = try #require(report["file"] as? String)
                 let size = try FileManager.default.attributesOfItem(atPath: path)[.size]
-                #expect((size as? NSNumber)?.int64Value == Self.gibibyte)
+                #expect((size as? NSNumber)?.int64Value == Self.fileSize)
                 let peak = try #require(report["peakResidentBytes"] as? Int)
-                #expect(peak < Self.ceiling, "\(transport): peak resident memory \(peak / 1_048_576) MB for a 1 GiB download")
+                let before = try #require(report["peakBeforeBytes"] as? Int)
+                #expect(peak - before < Self.allowance, "\(transport): \(before / 1_048_576) MB → \(peak / 1_048_576) MB")
                 try FileManager.default.removeItem(atPath: path)
             }
         }
