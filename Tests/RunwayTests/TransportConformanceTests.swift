@@ -95,7 +95,10 @@ struct TransportConformanceTests {
     func largeBody(_ kind: TransportKind) async throws {
         try await withTransport(kind) { transport, server in
             let payload = Data(String(repeating: "0123456789", count: 100_000).utf8)
-            let response = try await transport.send(request(server, .post, "/echo/large", body: payload))
+            // A generous deadline: this test is about the bytes, and the suite's transfer tests
+            // may hold the two cores for a moment.
+            let response = try await transport.send(
+                request(server, .post, "/echo/large", body: payload, timeout: .seconds(60)))
             #expect(try json(response)["body"]?.stringValue?.utf8.count == payload.count)
         }
     }
