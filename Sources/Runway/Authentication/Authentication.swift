@@ -102,25 +102,34 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
     }
 
     func lease() async throws(RunwayError) -> CredentialLease {
-        try refuseInsideOwnRefresh()
-        let waiter = Waiter()
-        let start = state.withLock { state -> Work? in
-            if state.waiting != nil {
-                state.waiting?.append(waiter)
-                return nil
-            }
+        try await acquire { state in
             if state.isLoaded, let credential = state.credential, !authenticator.requiresRefresh(credential) {
-                waiter.resolve(.success(lease(credential, generation: state.generation)))
-                return nil
+                return .ready(.success(lease(credential, generation: state.generation)))
             }
-            state.waiting = [waiter]
-            return state.isLoaded ? .refresh(state.credential) : .load
+            return .start(state.isLoaded ? .refresh(state.credential) : .load)
         }
-        if let start { run(start) }
-        return try await wait(for: waiter)
     }
 
     func renew(after generation: Int) async throws(RunwayError) -> CredentialLease {
+        try await acquire { state in
+            if state.generation > generation {
+                if state.isLoaded, let credential = state.credential {
+                    return .ready(.success(lease(credential, generation: state.generation)))
+                }
+                if let failure = state.failure { return .ready(.failure(failure)) }
+            }
+            return .start(.refresh(state.credential))
+        }
+    }
+
+    private enum Decision {
+        case ready(Result<CredentialLease, RunwayError>)
+        case start(Work)
+    }
+
+    /// Joins the load or refresh in flight, if one runs; otherwise lets `decide` answer from the
+    /// state or name the work to start, which every later caller then joins.
+    private func acquire(_ decide: (State) -> Decision) async throws(RunwayError) -> CredentialLease {
         try refuseInsideOwnRefresh()
         let waiter = Waiter()
         let start = state.withLock { state -> Work? in
@@ -128,18 +137,14 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 state.waiting?.append(waiter)
                 return nil
             }
-            if state.generation > generation {
-                if state.isLoaded, let credential = state.credential {
-                    waiter.resolve(.success(lease(credential, generation: state.generation)))
-                    return nil
-                }
-                if let failure = state.failure {
-                    waiter.resolve(.failure(failure))
-                    return nil
-                }
+            switch decide(state) {
+            case .ready(let result):
+                waiter.resolve(result)
+                return nil
+            case .start(let work):
+                state.waiting = [waiter]
+                return work
             }
-            state.waiting = [waiter]
-            return .refresh(state.credential)
         }
         if let start { run(start) }
         return try await wait(for: waiter)
