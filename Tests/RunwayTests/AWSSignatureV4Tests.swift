@@ -51,7 +51,7 @@ struct AWSSignatureV4Tests {
         mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
     }
 
-    struct Case: Codable {
+    struct Case: Codable, Sendable {
         var method: String
         var url: String
         var headers: [String: String]
@@ -62,6 +62,9 @@ struct AWSSignatureV4Tests {
         var access: String
         var secret: String
     }
+
+    /// The 300 cases both comparisons sign, generated once.
+    static let cases = generateCases(count: 300)
 
     static func generateCases(count: Int) -> [Case] {
         var random = SplitMix(state: 20_260_830)
@@ -93,7 +96,7 @@ struct AWSSignatureV4Tests {
             let host = random.pick(["api.example.com", "bucket.s3.amazonaws.com", "example.com:8443"])
             return Case(
                 method: random.pick(["GET", "PUT", "POST", "DELETE"]), url: "https://\(host)\(path.isEmpty ? "/" : path)\(query)",
-                headers: headers, body: body.map { String(format: "%02x", $0) }.joined(), style: style,
+                headers: headers, body: RequestSignature.hex(body), style: style,
                 service: style == "s3" ? "s3" : random.pick(["execute-api", "iam", "dynamodb"]),
                 region: random.pick(["us-east-1", "eu-central-1", "ap-southeast-2"]), access: "AKIDEXAMPLE\(index)",
                 secret: "secret/\(index)+key")
@@ -118,15 +121,22 @@ struct AWSSignatureV4Tests {
             let signer = AWSSignatureV4Signer(
                 accessKeyID: item.access, secretAccessKey: item.secret, region: item.region, service: item.service,
                 style: item.style == "s3" ? .s3 : .standard, now: { Self.exampleDate })
-            let url = try #require(URLComponents(string: item.url))
+            guard let url = URLComponents(string: item.url) else { throw CaseError(url: item.url) }
             let authority = url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "")
             var request = HTTPRequest(
                 method: .init(item.method) ?? .get, scheme: "https", authority: authority,
                 path: url.percentEncodedPath + (url.percentEncodedQuery.map { "?\($0)" } ?? ""))
-            for (name, value) in item.headers { request.headerFields[HTTPField.Name(name)!] = value }
+            for (name, value) in item.headers {
+                guard let field = HTTPField.Name(name) else { throw CaseError(url: item.url) }
+                request.headerFields[field] = value
+            }
             try signer.sign(&request, body: body.isEmpty ? nil : body, context: Self.context)
             return request.headerFields[.authorization] ?? ""
         }
+    }
+
+    struct CaseError: Error {
+        var url: String
     }
 
     static func casesHash(_ cases: [Case]) throws -> String {
@@ -145,14 +155,19 @@ struct AWSSignatureV4Tests {
         #expect(mismatches == 0)
     }
 
+    // Both comparisons sign megabytes of bodies and the live one waits for Python: that work runs
+    // on a dispatch thread (`offThePool`), never on the few threads every other test shares.
+
     @Test("every generated request signs exactly as botocore signed it (the committed fixture)")
-    func matchesBotocoreFixture() throws {
-        let cases = Self.generateCases(count: 300)
-        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: Self.fixtureURL))
+    func matchesBotocoreFixture() async throws {
+        let (hash, ours, fixture) = try await offThePool {
+            let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: Self.fixtureURL))
+            return (try Self.casesHash(Self.cases), try Self.ourSignatures(Self.cases), fixture)
+        }
         #expect(
-            fixture.casesSHA256 == (try Self.casesHash(cases)),
+            fixture.casesSHA256 == hash,
             "the generated cases changed: regenerate the fixture with botocore installed and RUNWAY_WRITE_BOTOCORE_FIXTURE=1")
-        Self.compare(try Self.ourSignatures(cases), fixture.authorizations, cases)
+        Self.compare(ours, fixture.authorizations, Self.cases)
     }
 
     static var botocoreAvailable: Bool {
@@ -161,26 +176,29 @@ struct AWSSignatureV4Tests {
 
     @Test(
         "every generated request signs exactly as botocore signs it now (where botocore is installed)",
-        .enabled(if: AWSSignatureV4Tests.botocoreAvailable, "botocore is not installed; the fixture test covers this"))
-    func matchesBotocoreLive() throws {
-        let cases = Self.generateCases(count: 300)
+        .enabled("botocore is not installed; the fixture test covers this") {
+            try await offThePool { AWSSignatureV4Tests.botocoreAvailable }
+        })
+    func matchesBotocoreLive() async throws {
         struct Input: Encodable {
             var method, url, body, style, service, region, access, secret, payload: String
             var headers: [String: String]
         }
-        let inputs = cases.map { item in
-            Input(
-                method: item.method, url: item.url, body: item.body, style: item.style, service: item.service,
-                region: item.region, access: item.access, secret: item.secret,
-                payload: RequestSignature.sha256Hex(Data(hex: item.body)), headers: item.headers)
+        let (ours, botocore) = try await offThePool {
+            let inputs = Self.cases.map { item in
+                Input(
+                    method: item.method, url: item.url, body: item.body, style: item.style, service: item.service,
+                    region: item.region, access: item.access, secret: item.secret,
+                    payload: RequestSignature.sha256Hex(Data(hex: item.body)), headers: item.headers)
+            }
+            let output = try Self.runPython([Self.scriptURL.path], input: try JSONEncoder().encode(inputs))
+            return (try Self.ourSignatures(Self.cases), try JSONDecoder().decode([String].self, from: output))
         }
-        let output = try Self.runPython([Self.scriptURL.path], input: try JSONEncoder().encode(inputs))
-        let botocore = try JSONDecoder().decode([String].self, from: output)
-        Self.compare(try Self.ourSignatures(cases), botocore, cases)
+        Self.compare(ours, botocore, Self.cases)
         if ProcessInfo.processInfo.environment["RUNWAY_WRITE_BOTOCORE_FIXTURE"] == "1" {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try encoder.encode(Fixture(casesSHA256: try Self.casesHash(cases), authorizations: botocore))
+            try encoder.encode(Fixture(casesSHA256: try Self.casesHash(Self.cases), authorizations: botocore))
                 .write(to: Self.fixtureURL)
         }
     }
@@ -206,11 +224,15 @@ struct AWSSignatureV4Tests {
 
 extension Data {
     init(hex: String) {
-        var bytes: [UInt8] = []
-        var iterator = hex.utf8.makeIterator()
-        while let high = iterator.next(), let low = iterator.next() {
-            bytes.append(UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) ?? 0)
+        let digits = Array(hex.utf8)
+        var bytes = [UInt8](repeating: 0, count: digits.count / 2)
+        for index in bytes.indices {
+            bytes[index] = Self.nibble(digits[2 * index]) << 4 | Self.nibble(digits[2 * index + 1])
         }
         self.init(bytes)
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8 {
+        digit <= UInt8(ascii: "9") ? digit &- UInt8(ascii: "0") : (digit | 0x20) &- UInt8(ascii: "a") &+ 10
     }
 }

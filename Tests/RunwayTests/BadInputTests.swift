@@ -4,7 +4,7 @@ import Runway
 import RunwayServer
 import Testing
 
-@Suite("Bad input: a clear, typed error, never a crash")
+@Suite("Bad input: a clear, typed error, never a crash", .timeLimit(.minutes(1)))
 @MainActor
 struct BadInputTests {
     @Test("a non-JSON body with a JSON content type is an invalid response", arguments: TransportKind.allCases)

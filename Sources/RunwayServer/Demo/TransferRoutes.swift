@@ -7,22 +7,27 @@ import MultipartKit
 ///
 /// - `POST|PUT /upload/raw[?digest=none]` — reads the body as it streams (never holding it) and
 ///   answers its size, SHA-256 (unless `digest=none`) and content type.
-/// - `POST /upload/hold` — reads the body a chunk per 100 ms, so an upload stays in flight;
-///   signals `holdStarted` at the first chunk and `holdClosed` when the client leaves.
+/// - `POST /upload/hold[?gate=KEY]` — takes the body's first chunk, signals `holdStarted`, and
+///   reads no more until the test opens gate `KEY` (default `upload-hold`), so an upload stays
+///   in flight; signals `holdClosed` when it then finds the client gone.
 /// - `POST /upload/multipart` — parses a `multipart/form-data` body (up to 64 MB) and answers
 ///   each part's name, file name, content type, size and SHA-256.
 /// - `GET /files/blob?size=&version=&key=&drop_after=&ranges=` — `size` bytes of
-///   ``blobByte(at:)``, with a strong `ETag` per size and version. Honours `Range: bytes=N-`
+///   ``blobBytes(at:count:)``, with a strong `ETag` per size and version. Honours `Range: bytes=N-`
 ///   with a matching `If-Range` (206), unless `ranges=none`. With `drop_after`, the first
 ///   request for `key` breaks the connection after that many bytes; with `hold_after`, it stops
 ///   sending after that many and holds the connection until the client leaves.
 public enum TransferRoutes {
-    /// The byte at `offset` of every blob: a pseudo-random pattern whose period (65,521, a
-    /// prime) shares no factor with chunk or page sizes, so a resumed file spliced at the wrong
-    /// place does not match.
-    public static func blobByte(at offset: Int64) -> UInt8 {
-        pattern[Int(offset % Int64(period))]
+    /// The bytes at `offset` of every blob, at most ``blobChunk`` of them: a pseudo-random
+    /// pattern whose period (65,521, a prime) shares no factor with chunk or page sizes, so a
+    /// resumed file spliced at the wrong place does not match.
+    public static func blobBytes(at offset: Int64, count: Int) -> ArraySlice<UInt8> {
+        let phase = Int(offset % Int64(period))
+        return pattern[phase..<phase + min(max(count, 0), blobChunk)]
     }
+
+    /// The most bytes one ``blobBytes(at:count:)`` slice holds.
+    public static let blobChunk = 65_536
 
     static let period = 65_521
     /// One period, then the next 64 KiB again, so any chunk of up to 64 KiB is one slice.
@@ -36,7 +41,7 @@ public enum TransferRoutes {
             state ^= state << 5
             bytes.append(UInt8(truncatingIfNeeded: state >> 24))
         }
-        for index in 0..<65_536 { bytes.append(bytes[index % period]) }
+        for index in 0..<blobChunk { bytes.append(bytes[index % period]) }
         return bytes
     }()
 
@@ -59,16 +64,16 @@ public enum TransferRoutes {
         router.put("/upload/raw", use: raw)
         router.post("/upload/hold") { request, _ -> Response in
             probe.record("/upload/hold")
-            // A slow reader: a chunk per 100 ms, so the upload stays in flight; a client that
-            // leaves ends the body with an error.
+            // Takes the first chunk, then reads nothing until the test opens gate `gate`: the
+            // socket buffers fill and the upload stays in flight for as long as the test needs.
+            // Then it reads at full speed, so a client that left is seen at once.
+            let gate = request.uri.queryParameters["gate"].map(String.init) ?? "upload-hold"
             var started = false
             do {
-                for try await _ in request.body {
-                    if !started {
-                        started = true
-                        probe.signal(.holdStarted)
-                    }
-                    try await Task.sleep(for: .milliseconds(100))
+                for try await _ in request.body where !started {
+                    started = true
+                    probe.signal(.holdStarted)
+                    await probe.passGate(gate)
                 }
             } catch {
                 probe.signal(.holdClosed)
@@ -136,9 +141,8 @@ public enum TransferRoutes {
                     var offset = first
                     let end = stop ?? size
                     while offset < end {
-                        let count = Int(min(64 * 1024, end - offset))
-                        let phase = Int(offset % Int64(period))
-                        try await writer.write(ByteBuffer(bytes: pattern[phase..<phase + count]))
+                        let count = Int(min(Int64(blobChunk), end - offset))
+                        try await writer.write(ByteBuffer(bytes: blobBytes(at: offset, count: count)))
                         offset += Int64(count)
                     }
                     // Cut short on purpose: the connection breaks (or hangs) before the promised length.

@@ -326,7 +326,8 @@ struct ResponseCacheTests {
         let locked = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        // A thread of its own: on Linux the global dispatch queue is the pool the tests run on.
+        Thread {
             try? holder.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
                 try db.execute(sql: "BEGIN EXCLUSIVE")
@@ -336,7 +337,7 @@ struct ResponseCacheTests {
                 try db.execute(sql: "COMMIT")
             }
             finished.signal()
-        }
+        }.start()
         locked.wait()
         #expect(throws: (any Error).self) { try makeCache() }
         #expect(!log.lines.contains { $0.message.contains("made again") })

@@ -6,7 +6,7 @@ import RunwayServer
 import Testing
 
 /// One deadline over the whole exchange: the head, every byte of the body, every attempt.
-@Suite("Deadlines over the whole exchange")
+@Suite("Deadlines over the whole exchange", .timeLimit(.minutes(1)))
 struct ExchangeDeadlineTests {
     @Test("a body that drips slower than the timeout fails with .timeout", arguments: TransportKind.allCases)
     func drippingBody(_ kind: TransportKind) async throws {

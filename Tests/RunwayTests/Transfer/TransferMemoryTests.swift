@@ -23,20 +23,20 @@ func niced(_ arguments: [String]) -> Process {
 }
 
 /// Runs `runway` with `arguments` in a child process and returns its last line of output,
-/// parsed as JSON. The wait happens on a dispatch thread: blocking one of the few threads Swift
-/// concurrency runs every test on would stall the rest of the suite for the child's whole run.
+/// parsed as JSON. The wait happens off the pool (``offThePool(_:)``): blocking one of the few
+/// threads Swift concurrency runs every test on would stall the rest of the suite for the
+/// child's whole run.
 func runRunway(_ arguments: [String]) async throws -> [String: Any] {
     let process = niced(arguments)
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    let data = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
-        DispatchQueue.global().async {
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            continuation.resume(returning: data)
-        }
+    let reader = output.fileHandleForReading
+    let data = await offThePool {
+        let data = reader.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data
     }
     let text = String(decoding: data, as: UTF8.self)
     guard process.terminationStatus == 0,
@@ -65,16 +65,15 @@ final class ChildDemoServer: Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            DispatchQueue.global().async {
-                var text = ""
-                while !text.contains("\n") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: text)
+        let reader = output.fileHandleForReading
+        let line = await offThePool {
+            var text = ""
+            while !text.contains("\n") {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
             }
+            return text
         }
         guard let start = line.range(of: "http://"),
             let url = line[start.lowerBound...].split(separator: " ").first
@@ -89,12 +88,7 @@ final class ChildDemoServer: Sendable {
     func stop() async {
         process.terminate()
         let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
+        await offThePool { process.waitUntilExit() }
     }
 }
 

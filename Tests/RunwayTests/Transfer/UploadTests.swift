@@ -11,19 +11,17 @@ func makeUploadFile(_ count: Int, name: String = "upload.bin") throws -> (URL, S
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-upload-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let url = folder.appendingPathComponent(name)
-    // xorshift64 from a random seed: fast, and different on every run.
+    // xorshift64 from a random seed: different on every run, and a word per step, so that
+    // megabytes cost milliseconds even in a debug build.
     var state = UInt64.random(in: 1...UInt64.max)
-    var bytes = Data(count: count)
-    bytes.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
-        for index in 0..<count {
-            if index % 8 == 0 {
-                state ^= state << 13
-                state ^= state >> 7
-                state ^= state << 17
-            }
-            buffer[index] = UInt8(truncatingIfNeeded: state >> ((index % 8) * 8))
-        }
+    var words = [UInt64](repeating: 0, count: (count + 7) / 8)
+    for index in words.indices {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        words[index] = state
     }
+    let bytes = words.withUnsafeBytes { Data($0.prefix(count)) }
     try bytes.write(to: url)
     return (url, SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
 }
@@ -33,7 +31,7 @@ func collect(_ progress: AsyncStream<TransferProgress>) -> Task<[TransferProgres
     Task { await progress.reduce(into: []) { $0.append($1) } }
 }
 
-@Suite("Uploads")
+@Suite("Uploads", .timeLimit(.minutes(1)))
 struct UploadTests {
     @Test("a file is uploaded as the body, its bytes intact, with progress up to its size",
           arguments: TransportKind.allCases)
@@ -106,19 +104,20 @@ struct UploadTests {
 
     @Test("cancelling an upload stops it on the wire", arguments: TransportKind.allCases)
     func cancel(_ kind: TransportKind) async throws {
-        // 8 MiB: at a 64 KiB chunk per 100 ms the server needs 13 s to take it, so the upload is
-        // still in flight when it is cancelled (socket buffers may hold much of it already).
+        // 8 MiB: more than the socket buffers hold while the server reads nothing, so the
+        // upload is still in flight when it is cancelled.
         let (file, _) = try makeUploadFile(8 << 20)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try await withHarness(kind) { harness in
-            // The server reads a chunk per 100 ms, so the upload is still in flight when it is cancelled.
             let upload = harness.engine.upload(TestAPI(path: "/upload/hold", method: .post), body: .file(file))
             let figures = collect(upload.progress)
             await harness.probe.wait(for: .holdStarted)
             upload.cancel()
             await #expect(throws: RunwayError.cancelled) { try await upload.value }
-            // The progress stream ends with the transfer, and the server sees the connection end.
+            // The progress stream ends with the transfer; the server, reading again, finds the
+            // connection gone before the body's end.
             _ = await figures.value
+            harness.probe.openGate("upload-hold")
             await harness.probe.wait(for: .holdClosed)
         }
     }
@@ -128,10 +127,12 @@ struct UploadTests {
         let (file, _) = try makeUploadFile(8 << 20)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try await withHarness(kind) { harness in
-            // The server takes a chunk per 100 ms: 8 MiB cannot go up within a second.
+            // The server reads nothing past the first chunk: 8 MiB cannot go up within a second.
             let upload = harness.engine.upload(
                 TestAPI(path: "/upload/hold", method: .post, timeout: .seconds(1)), body: .file(file))
             await #expect(throws: RunwayError.timeout) { try await upload.value }
+            harness.probe.openGate("upload-hold")
+            await harness.probe.wait(for: .holdClosed)
         }
     }
 }
