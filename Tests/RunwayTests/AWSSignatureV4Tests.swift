@@ -177,7 +177,7 @@ struct AWSSignatureV4Tests {
     @Test(
         "every generated request signs exactly as botocore signs it now (where botocore is installed)",
         .enabled("botocore is not installed; the fixture test covers this") {
-            try await offThePool { AWSSignatureV4Tests.botocoreAvailable }
+            await offThePool { AWSSignatureV4Tests.botocoreAvailable }
         })
     func matchesBotocoreLive() async throws {
         struct Input: Encodable {

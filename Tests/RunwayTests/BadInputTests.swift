@@ -46,7 +46,7 @@ struct BadInputTests {
             var api = TestAPI(path: "/faults/hang")
             api.timeout = .milliseconds(300)
             await #expect(throws: RunwayError.timeout) { try await APIManager(api, engine: harness.engine).load() }
-            await harness.probe.wait(for: .holdClosed)
+            await harness.probe.waitForClose(ifSeen: "/faults/hang")
         }
     }
 

@@ -12,7 +12,8 @@ public final class ServerProbe: Sendable {
         var gatesWaiting = 0
         var openGates: Set<String> = []
         var gateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-        var waiters: [(kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: Int, kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiter = 0
     }
 
     /// Something a test can wait for.
@@ -49,7 +50,7 @@ public final class ServerProbe: Sendable {
             case .gateWaiting: state.gatesWaiting += 1
             }
             let snapshot = state
-            let isReached = { (waiter: (kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)) in
+            let isReached = { (waiter: (id: Int, kind: Event, count: Int, continuation: CheckedContinuation<Void, Never>)) in
                 Self.total(of: waiter.kind, in: snapshot) >= waiter.count
             }
             let reached = state.waiters.filter(isReached)
@@ -89,15 +90,29 @@ public final class ServerProbe: Sendable {
         }
     }
 
-    /// Waits until `event` has happened `count` times in all.
+    /// Waits until `event` has happened `count` times in all, or until the waiting task is
+    /// cancelled (a test's time limit cancels it, so a lost event fails that test instead of
+    /// hanging the whole run).
     public func wait(for event: Event, count: Int = 1) async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLockedValue { state -> Bool in
-                if Self.total(of: event, in: state) >= count { return true }
-                state.waiters.append((event, count, continuation))
-                return false
+        let id = state.withLockedValue { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done = state.withLockedValue { state -> Bool in
+                    if Self.total(of: event, in: state) >= count || Task.isCancelled { return true }
+                    state.waiters.append((id, event, count, continuation))
+                    return false
+                }
+                if done { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 }

@@ -25,7 +25,7 @@ struct ExchangeDeadlineTests {
             let api = TestAPI(path: "/faults/stall", timeout: .seconds(1))
             let result = await harness.engine.perform(api, params: [:])
             #expect(throws: RunwayError.timeout) { try result.get() }
-            await harness.probe.wait(for: .holdClosed)
+            await harness.probe.waitForClose(ifSeen: "/faults/stall")
         }
     }
 
@@ -70,7 +70,7 @@ struct ExchangeDeadlineTests {
             api.retryPolicy = RetryPolicy(maximumRetries: 5, baseDelay: .milliseconds(10))
             let result = await harness.engine.perform(api, params: [:])
             #expect(throws: RunwayError.timeout) { try result.get() }
-            await harness.probe.wait(for: .holdClosed)
+            await harness.probe.waitForClose(ifSeen: "/faults/hang")
         }
     }
 }

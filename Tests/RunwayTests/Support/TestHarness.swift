@@ -103,3 +103,14 @@ func withCleanup<T>(
         throw error
     }
 }
+
+extension ServerProbe {
+    /// After a load timed out: if the server took its request, waits until the server sees the
+    /// connection closed — the deadline must end the exchange on the wire, not only for the
+    /// caller. A request that the deadline beat to the server (a loaded machine) has nothing
+    /// to close, and waiting for it would wait forever.
+    func waitForClose(ifSeen route: String) async {
+        guard count(route) > 0 else { return }
+        await wait(for: .holdClosed)
+    }
+}

@@ -106,15 +106,8 @@ struct TransferMemoryTests {
     @Test("a 48 MiB file uploaded as a multipart form never sits in the process's memory")
     func upload() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: runwayExecutable().path), "swift test builds runway")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-big-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("big.bin")
-        // A sparse file: all of it to read, none of it on disk.
-        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.truncate(atOffset: UInt64(Self.fileSize))
-        try handle.close()
+        let file = try makeSparseFile(Self.fileSize)
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
 
         let server = try await ChildDemoServer()
         try await withCleanup({ await server.stop() }) {

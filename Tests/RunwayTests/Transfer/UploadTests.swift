@@ -26,6 +26,18 @@ func makeUploadFile(_ count: Int, name: String = "upload.bin") throws -> (URL, S
     return (url, SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
 }
 
+/// A sparse temporary file of `count` bytes: all of them to send, none of them on disk.
+func makeSparseFile(_ count: Int64) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-upload-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let url = folder.appendingPathComponent("sparse.bin")
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+    let handle = try FileHandle(forWritingTo: url)
+    defer { try? handle.close() }
+    try handle.truncate(atOffset: UInt64(count))
+    return url
+}
+
 /// Collects a transfer's progress figures until it ends.
 func collect(_ progress: AsyncStream<TransferProgress>) -> Task<[TransferProgress], Never> {
     Task { await progress.reduce(into: []) { $0.append($1) } }
@@ -104,9 +116,10 @@ struct UploadTests {
 
     @Test("cancelling an upload stops it on the wire", arguments: TransportKind.allCases)
     func cancel(_ kind: TransportKind) async throws {
-        // 8 MiB: more than the socket buffers hold while the server reads nothing, so the
-        // upload is still in flight when it is cancelled.
-        let (file, _) = try makeUploadFile(8 << 20)
+        // 256 MiB: far more than the socket buffers on both sides can take in (tens of MB with
+        // autotuning) while the server reads nothing, so the upload is still in flight when it
+        // is cancelled.
+        let file = try makeSparseFile(256 << 20)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try await withHarness(kind) { harness in
             let upload = harness.engine.upload(TestAPI(path: "/upload/hold", method: .post), body: .file(file))
@@ -124,15 +137,15 @@ struct UploadTests {
 
     @Test("the API's timeout covers the whole upload, body included", arguments: TransportKind.allCases)
     func timeout(_ kind: TransportKind) async throws {
-        let (file, _) = try makeUploadFile(8 << 20)
+        let file = try makeSparseFile(256 << 20)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try await withHarness(kind) { harness in
-            // The server reads nothing past the first chunk: 8 MiB cannot go up within a second.
+            // The server reads nothing past the first chunk: the body cannot go up within a second.
             let upload = harness.engine.upload(
                 TestAPI(path: "/upload/hold", method: .post, timeout: .seconds(1)), body: .file(file))
             await #expect(throws: RunwayError.timeout) { try await upload.value }
             harness.probe.openGate("upload-hold")
-            await harness.probe.wait(for: .holdClosed)
+            await harness.probe.waitForClose(ifSeen: "/upload/hold")
         }
     }
 }
