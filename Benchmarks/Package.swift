@@ -9,7 +9,7 @@ import PackageDescription
 // (release builds; see the README's Performance section for baselines and comparisons).
 let package = Package(
     name: "RunwayBenchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Runway", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Runway", package: "Runway"),
                 .product(name: "RunwayNIO", package: "Runway"),
+                .product(name: "RunwayStorage", package: "Runway"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -34,6 +34,8 @@ final class Fixture: @unchecked Sendable {
     private(set) var nioEngine: Engine?
     private(set) var sessionEngine: Engine?
     private(set) var session: URLSession?
+    private(set) var delegatedSession: URLSession?
+    private(set) var sessionTransport: URLSessionTransport?
     private(set) var listingsURL = ""
 
     func start() throws {
@@ -53,12 +55,15 @@ final class Fixture: @unchecked Sendable {
         let nioEngine = Engine(transport: transport, logger: logger)
         nioEngine.register(service)
         self.nioEngine = nioEngine
-        let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)
+        let sessionTransport = URLSessionTransport()
+        self.sessionTransport = sessionTransport
+        let sessionEngine = Engine(transport: sessionTransport, logger: logger)
         sessionEngine.register(service)
         self.sessionEngine = sessionEngine
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         session = URLSession(configuration: sessionConfiguration)
+        delegatedSession = URLSession(configuration: sessionConfiguration, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
     func stop() async throws {
@@ -77,10 +82,23 @@ final class Fixture: @unchecked Sendable {
         try Self.check(JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
     }
 
-    func rawURLSession() async throws {
-        guard let session, let url = URL(string: listingsURL) else { throw FixtureError.notStarted }
+    func rawURLSession(delegated: Bool = false) async throws {
+        guard let session = delegated ? delegatedSession : session, let url = URL(string: listingsURL) else {
+            throw FixtureError.notStarted
+        }
         let (data, _) = try await session.data(from: url)
         try Self.check(JSONSerialization.jsonObject(with: data))
+    }
+
+    func sessionTransportAlone() async throws {
+        guard let sessionTransport, let url = URL(string: listingsURL), let host = url.host, let port = url.port else {
+            throw FixtureError.notStarted
+        }
+        let request = TransportRequest(
+            head: HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(port)", path: url.path),
+            body: nil, timeout: .seconds(20), apiName: "Listings")
+        let response = try await sessionTransport.send(request)
+        try Self.check(JSONSerialization.jsonObject(with: response.body))
     }
 
     func runwayEngine(_ engine: Engine?) async throws {
@@ -136,4 +154,14 @@ final class Counter: @unchecked Sendable {
 enum FixtureError: Error {
     case notStarted
     case unexpectedBody
+}
+
+/// A session delegate that refuses redirects, as Runway's URLSession transport does.
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
 }

@@ -3,7 +3,8 @@ import Foundation
 import Runway
 
 /// Runway against the raw transports under it, in one run: the HTTP lines talk to a server in a
-/// process of its own; the JSON lines parse a 1,000-item list in memory.
+/// process of its own; the cache lines stand beside their limits (``CacheBenchmarks``); the JSON
+/// lines parse a 1,000-item list in memory.
 let benchmarks: @Sendable () -> Void = {
     if ProcessInfo.processInfo.environment[ListingServer.modeVariable] != nil {
         // This process is the benchmarks' server: serve until killed.
@@ -52,6 +53,12 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("GET sequential: Runway Engine over URLSession") { benchmark in
         for _ in benchmark.scaledIterations { try await fixture.runwayEngine(fixture.sessionEngine) }
     }
+    Benchmark("GET sequential: Runway URLSessionTransport alone + JSONSerialization") { benchmark in
+        for _ in benchmark.scaledIterations { try await fixture.sessionTransportAlone() }
+    }
+    Benchmark("GET sequential: raw URLSession with a delegate + JSONSerialization") { benchmark in
+        for _ in benchmark.scaledIterations { try await fixture.rawURLSession(delegated: true) }
+    }
 
     // Concurrent: 32 loads in flight at all times.
     Benchmark("GET 32 in flight: raw AsyncHTTPClient + JSONSerialization") { benchmark in
@@ -75,6 +82,8 @@ let benchmarks: @Sendable () -> Void = {
             try await fixture.runwayEngine(fixture.sessionEngine)
         }
     }
+
+    CacheBenchmarks.register()
 
     // Parsing: the same 1,000-item list three ways.
     let list = JSONFixture.list

@@ -89,7 +89,7 @@ public protocol API: Sendable {
 }
 
 extension API {
-    public var name: String { String(reflecting: Self.self) }
+    public var name: String { TypeName.of(Self.self) }
     public var paramEncoding: ParamEncoding { .automatic }
     public var timeout: Duration { .seconds(20) }
     public var totalTimeout: Duration? { nil }

@@ -129,35 +129,56 @@ public import RunwayStorage
     }
 
     /// The entry of `key`, fresh or not; marks it recently used.
+    ///
+    /// One cached statement outside a transaction (a single `SELECT` is atomic in SQLite), the
+    /// row read by column index, headers parsed by Runway's JSON parser: a read costs about what
+    /// opening a file does.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
         let pool = self.pool
         do {
-            let row = try pool.read { db in
-                try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE key = ?"), arguments: [key])
+            let row = try pool.unsafeRead { db in
+                try Row.fetchOne(db.cachedStatement(sql: Self.selectSQL), arguments: [key])
             }
             guard let row else { return nil }
             let body: Data
-            if let file: String = row["file"] {
+            if let file: String = row[3] {
                 guard let data = try? Data(contentsOf: blobs.appendingPathComponent(file)) else {
                     remove(key)
                     return nil
                 }
                 body = data
             } else {
-                body = row["body"] ?? Data()
+                body = row[2] ?? Data()
             }
-            let headerData: Data = row["headers"] ?? Data()
-            let headers = (try? JSONDecoder().decode([String: String].self, from: headerData)) ?? [:]
+            let headerData: Data = row[1] ?? Data()
             pendingAccess.withLock { $0[key] = now.timeIntervalSince1970 }
             return CachedEntry(
-                key: key, status: row["status"], headers: headers, body: body, json: nil,
-                storedAt: Date(timeIntervalSince1970: row["stored_at"]), expiresAt: Date(timeIntervalSince1970: row["expires_at"]),
-                apiName: row["api"], sensitiveComponent: row["sensitive"], url: row["url"])
+                key: key, status: row[0], headers: Self.decodeHeaders(headerData), body: body, json: nil,
+                storedAt: Date(timeIntervalSince1970: row[4]), expiresAt: Date(timeIntervalSince1970: row[5]),
+                apiName: row[6], sensitiveComponent: row[7], url: row[8])
         } catch {
             logger.warning("runway cache: disk read failed", metadata: ["error": "\(error)"])
             recover(from: error, seenOn: pool)
             return nil
         }
+    }
+
+    private static let selectSQL =
+        "SELECT status, headers, body, file, stored_at, expires_at, api, sensitive, url FROM entry WHERE key = ?"
+    private static let previousSQL = "SELECT size, file FROM entry WHERE key = ?"
+    private static let insertSQL = """
+        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// Headers as a JSON object of strings (the format since the first version of the table).
+    static func encodeHeaders(_ headers: [String: String]) -> Data {
+        (try? JSON.object(headers.mapValues(JSON.string)).encoded()) ?? Data("{}".utf8)
+    }
+
+    static func decodeHeaders(_ data: Data) -> [String: String] {
+        guard let members = (try? JSON(parsing: data))?.objectValue else { return [:] }
+        return members.compactMapValues(\.stringValue)
     }
 
     @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {
@@ -171,26 +192,24 @@ public import RunwayStorage
                     entry.body, to: blobs.appendingPathComponent(file), capacity: SystemCapacity(), usage: .opportunistic,
                     durable: false)
             }
-            let headers = (try? JSONEncoder().encode(entry.headers)) ?? Data("{}".utf8)
+            let headers = Self.encodeHeaders(entry.headers)
             let accesses = takePendingAccess()
-            let previous = try pool.write { db -> Int64 in
-                try Self.record(accesses, in: db)
-                let old = try Int64.fetchOne(db, sql: "SELECT size FROM entry WHERE key = ?", arguments: [entry.key]) ?? 0
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        entry.key, entry.status, headers, inline ? entry.body : nil, file, size,
-                        entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
-                        entry.apiName, entry.sensitiveComponent, entry.url,
-                    ])
-                return old
+            let previous = try pool.write { db -> (size: Int64, file: String?) in
+                if !accesses.isEmpty { try Self.record(accesses, in: db) }
+                let old = try Row.fetchOne(db.cachedStatement(sql: Self.previousSQL), arguments: [entry.key])
+                try db.cachedStatement(sql: Self.insertSQL).execute(arguments: [
+                    entry.key, entry.status, headers, inline ? entry.body : nil, file, size,
+                    entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
+                    entry.apiName, entry.sensitiveComponent, entry.url,
+                ])
+                return (old?[0] ?? 0, old?[1])
             }
-            if inline { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(entry.key)) }
+            // The body moved from a file into the index: the file goes.
+            if inline, let old = previous.file {
+                try? FileManager.default.removeItem(at: blobs.appendingPathComponent(old))
+            }
             let total = totalSize.withLock { total in
-                total += size - previous
+                total += size - previous.size
                 return total
             }
             if total > configuration.sizeLimit { trimInBackground() }
@@ -210,7 +229,8 @@ public import RunwayStorage
 
     private static func record(_ accesses: [String: TimeInterval], in db: Database) throws {
         for (key, time) in accesses {
-            try db.execute(sql: "UPDATE entry SET accessed_at = ? WHERE key = ? AND accessed_at < ?", arguments: [time, key, time])
+            try db.cachedStatement(sql: "UPDATE entry SET accessed_at = ? WHERE key = ? AND accessed_at < ?")
+                .execute(arguments: [time, key, time])
         }
     }
 

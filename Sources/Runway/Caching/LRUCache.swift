@@ -1,24 +1,33 @@
 /// A least-recently-used map with a count limit and a cost limit: O(1) get, set and remove.
 ///
-/// A dictionary from key to slot, and a doubly linked list threaded through an array of slots
-/// (indices, not objects, so no reference counting per node). Not thread-safe by itself;
-/// ``MemoryCache`` puts it behind a lock.
+/// A dictionary from key to slot, and a doubly linked list threaded through an array of links
+/// (indices, not objects, so no reference counting per node). Values live in an array of their
+/// own: marking an entry recently used rewrites four integers and never copies the value (a
+/// cached response holds half a dozen references, each copy a retain and a release).
+/// Not thread-safe by itself; ``MemoryCache`` puts it behind a lock.
 struct LRUCache<Key: Hashable, Value> {
-    private struct Slot {
+    private struct Entry {
         var key: Key
         var value: Value
         var cost: Int
-        var newer: Int?
-        var older: Int?
     }
+
+    /// Neighbours in recency order; `none` at either end.
+    private struct Link {
+        var newer: Int
+        var older: Int
+    }
+
+    private static var none: Int { -1 }
 
     let countLimit: Int
     let costLimit: Int
     private var index: [Key: Int] = [:]
-    private var slots: [Slot?] = []
+    private var entries: [Entry?] = []
+    private var links: [Link] = []
     private var free: [Int] = []
-    private var newest: Int?
-    private var oldest: Int?
+    private var newest = LRUCache.none
+    private var oldest = LRUCache.none
     private(set) var totalCost = 0
 
     init(countLimit: Int, costLimit: Int) {
@@ -30,14 +39,14 @@ struct LRUCache<Key: Hashable, Value> {
 
     /// The value of `key`, marked most recently used.
     mutating func value(for key: Key) -> Value? {
-        guard let position = index[key], let slot = slots[position] else { return nil }
+        guard let position = index[key] else { return nil }
         moveToNewest(position)
-        return slot.value
+        return entries[position]?.value
     }
 
     /// The value of `key` without touching its recency.
     func peek(_ key: Key) -> Value? {
-        index[key].flatMap { slots[$0]?.value }
+        index[key].flatMap { entries[$0]?.value }
     }
 
     /// Stores `value` as most recently used; evicts the least recently used entries while a
@@ -46,28 +55,40 @@ struct LRUCache<Key: Hashable, Value> {
     /// - returns: The keys evicted.
     @discardableResult
     mutating func set(_ value: Value, for key: Key, cost: Int) -> [Key] {
-        removeValue(for: key)
-        guard cost <= costLimit else { return [] }
-        let slot = Slot(key: key, value: value, cost: cost, newer: nil, older: newest)
-        let position: Int
-        if let reused = free.popLast() {
-            slots[reused] = slot
-            position = reused
-        } else {
-            slots.append(slot)
-            position = slots.count - 1
-        }
-        if let newest { slots[newest]?.newer = position }
-        newest = position
-        if oldest == nil { oldest = position }
-        index[key] = position
-        totalCost += cost
-        var evicted: [Key] = []
-        while index.count > countLimit || totalCost > costLimit, let victim = oldest, victim != position {
-            if let key = slots[victim]?.key {
-                evicted.append(key)
+        if let position = index[key] {
+            guard cost <= costLimit else {
                 removeValue(for: key)
+                return []
             }
+            totalCost += cost - (entries[position]?.cost ?? 0)
+            entries[position] = Entry(key: key, value: value, cost: cost)
+            moveToNewest(position)
+        } else {
+            guard cost <= costLimit else { return [] }
+            let position: Int
+            if let reused = free.popLast() {
+                entries[reused] = Entry(key: key, value: value, cost: cost)
+                links[reused] = Link(newer: Self.none, older: Self.none)
+                position = reused
+            } else {
+                entries.append(Entry(key: key, value: value, cost: cost))
+                links.append(Link(newer: Self.none, older: Self.none))
+                position = entries.count - 1
+            }
+            pushNewest(position)
+            index[key] = position
+            totalCost += cost
+        }
+        return evict(keeping: index[key] ?? Self.none)
+    }
+
+    /// Removes least recently used entries, never `kept`, while a limit is exceeded.
+    private mutating func evict(keeping kept: Int) -> [Key] {
+        var evicted: [Key] = []
+        while index.count > countLimit || totalCost > costLimit, oldest != Self.none, oldest != kept {
+            guard let key = entries[oldest]?.key else { break }
+            evicted.append(key)
+            removeValue(for: key)
         }
         return evicted
     }
@@ -75,27 +96,28 @@ struct LRUCache<Key: Hashable, Value> {
     /// Removes `key`.
     @discardableResult
     mutating func removeValue(for key: Key) -> Value? {
-        guard let position = index.removeValue(forKey: key), let slot = slots[position] else { return nil }
-        unlink(position, slot)
-        slots[position] = nil
+        guard let position = index.removeValue(forKey: key), let entry = entries[position] else { return nil }
+        unlink(position)
+        entries[position] = nil
         free.append(position)
-        totalCost -= slot.cost
-        return slot.value
+        totalCost -= entry.cost
+        return entry.value
     }
 
     /// Removes every entry whose value matches.
     mutating func removeAll(where matches: (Value) -> Bool) {
-        for (key, position) in index where slots[position].map({ matches($0.value) }) == true {
+        for (key, position) in index where entries[position].map({ matches($0.value) }) == true {
             removeValue(for: key)
         }
     }
 
     mutating func removeAll() {
         index.removeAll()
-        slots.removeAll()
+        entries.removeAll()
+        links.removeAll()
         free.removeAll()
-        newest = nil
-        oldest = nil
+        newest = Self.none
+        oldest = Self.none
         totalCost = 0
     }
 
@@ -103,25 +125,30 @@ struct LRUCache<Key: Hashable, Value> {
     var keysByRecency: [Key] {
         var keys: [Key] = []
         var cursor = newest
-        while let position = cursor, let slot = slots[position] {
-            keys.append(slot.key)
-            cursor = slot.older
+        while cursor != Self.none, let key = entries[cursor]?.key {
+            keys.append(key)
+            cursor = links[cursor].older
         }
         return keys
     }
 
-    private mutating func unlink(_ position: Int, _ slot: Slot) {
-        if let newer = slot.newer { slots[newer]?.older = slot.older } else { newest = slot.older }
-        if let older = slot.older { slots[older]?.newer = slot.newer } else { oldest = slot.newer }
+    private mutating func unlink(_ position: Int) {
+        let link = links[position]
+        if link.newer != Self.none { links[link.newer].older = link.older } else { newest = link.older }
+        if link.older != Self.none { links[link.older].newer = link.newer } else { oldest = link.newer }
+        links[position] = Link(newer: Self.none, older: Self.none)
+    }
+
+    private mutating func pushNewest(_ position: Int) {
+        links[position] = Link(newer: Self.none, older: newest)
+        if newest != Self.none { links[newest].newer = position }
+        newest = position
+        if oldest == Self.none { oldest = position }
     }
 
     private mutating func moveToNewest(_ position: Int) {
-        guard newest != position, let slot = slots[position] else { return }
-        unlink(position, slot)
-        slots[position]?.newer = nil
-        slots[position]?.older = newest
-        if let newest { slots[newest]?.newer = position }
-        newest = position
-        if oldest == nil { oldest = position }
+        guard newest != position else { return }
+        unlink(position)
+        pushNewest(position)
     }
 }

@@ -109,7 +109,6 @@ extension Engine {
         hooks: TransferHooks = TransferHooks(), seen: inout Attempts
     ) async throws(RunwayError) -> Exchanged {
         let service = registered.service
-        let origin = RedirectStep.Origin(scheme: built.head.scheme, authority: built.head.authority)
         var target = built
         var withCredentials = true
         var hops = 0
@@ -143,7 +142,8 @@ extension Engine {
 
             let step = RedirectStep.decide(
                 status: response.head.status.code, location: response.head.headerFields[.location],
-                request: request.head, hopsSoFar: hops, policy: api.redirectPolicy, origin: origin,
+                request: request.head, hopsSoFar: hops, policy: api.redirectPolicy,
+                origin: RedirectStep.Origin(scheme: built.head.scheme, authority: built.head.authority),
                 allowsInsecureHTTP: service.allowsInsecureHTTP)
             switch step {
             case .land:
@@ -234,6 +234,8 @@ extension Engine {
         _ loadID: LoadID, _ api: some API, service: ServiceID, _ result: Result<Value, RunwayError>,
         _ attempts: Attempts, _ duration: Duration
     ) {
+        // Nothing of the line is built when the level filters it out (as in production).
+        guard logger.logLevel <= RequestLog.level(of: result) else { return }
         let origin = result.map { value in (value as? RawResponse)?.origin ?? .network }
         RequestLog.write(
             to: logger, loadID: loadID, service: service, apiName: api.name, request: attempts.request, method: attempts.request?.method ?? api.method,

@@ -47,11 +47,11 @@ enum RedirectStep: Equatable {
     ///
     /// - parameters:
     ///   - hopsSoFar: Hops already followed in this attempt.
-    ///   - origin: The service's origin.
+    ///   - origin: The service's origin, worked out only for an answer that redirects.
     ///   - allowsInsecureHTTP: The service's exception to the plain-HTTP rule.
     static func decide(
-        status: Int, location: String?, request: HTTPRequest, hopsSoFar: Int, policy: RedirectPolicy, origin: Origin?,
-        allowsInsecureHTTP: Bool
+        status: Int, location: String?, request: HTTPRequest, hopsSoFar: Int, policy: RedirectPolicy,
+        origin originOfService: @autoclosure () -> Origin?, allowsInsecureHTTP: Bool
     ) -> RedirectStep {
         guard redirectStatuses.contains(status), policy.maximumHops > 0, let location, !location.isEmpty else {
             return .land
@@ -78,6 +78,7 @@ enum RedirectStep: Equatable {
         }
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         let authority = components.port.map { "\(hostPart):\($0)" } ?? hostPart
+        let origin = originOfService()
         let sameOrigin = origin != nil && Origin(scheme: scheme, authority: authority) == origin
         if !sameOrigin, policy.crossOrigin == .refuse {
             return .refuse(.redirectRefused(location: target.absoluteString, reason: "another origin (\(bareHost))"))

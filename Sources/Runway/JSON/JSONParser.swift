@@ -18,6 +18,11 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
+    /// Members and elements of the containers still open, innermost last. A container is built
+    /// at its closing bracket with its exact size: one allocation, instead of a dictionary or an
+    /// array regrown as it fills (most of the parser's allocations before).
+    private var openMembers: [(key: String, value: JSON)] = []
+    private var openElements: [JSON] = []
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -90,11 +95,11 @@ struct JSONParser {
         try enterContainer()
         defer { depth -= 1 }
         index += 1
-        var members: [String: JSON] = [:]
+        let first = openMembers.count
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
         while true {
             skipWhitespace()
@@ -104,11 +109,21 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            let value = try parseValue()
+            openMembers.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                // In document order, so a repeated name keeps its last value.
+                var members = [String: JSON](minimumCapacity: openMembers.count - first)
+                for position in first..<openMembers.count {
+                    members[openMembers[position].key] = openMembers[position].value
+                }
+                openMembers.removeSubrange(first...)
+                return .object(members)
+            }
             throw fail("expected ',' or '}'")
         }
     }
@@ -117,19 +132,25 @@ struct JSONParser {
         try enterContainer()
         defer { depth -= 1 }
         index += 1
-        var elements: [JSON] = []
+        let first = openElements.count
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return .array(elements)
+            return .array([])
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            let element = try parseValue()
+            openElements.append(element)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                let elements = Array(openElements[first...])
+                openElements.removeSubrange(first...)
+                return .array(elements)
+            }
             throw fail("expected ',' or ']'")
         }
     }

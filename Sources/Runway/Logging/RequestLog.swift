@@ -32,7 +32,7 @@ struct RequestLog {
         method: HTTPRequest.Method, result: Result<ResponseOrigin, RunwayError>, status: Int?, bytes: Int,
         attempts: Int, duration: Duration, httpVersion: String? = nil
     ) {
-        let level: Logger.Level = result.isFailureOtherThanCancel ? .notice : .info
+        let level = Self.level(of: result)
         guard logger.logLevel <= level else { return }
         let milliseconds = Double(duration.components.seconds) * 1000
             + Double(duration.components.attoseconds) / 1e15
@@ -61,9 +61,17 @@ struct RequestLog {
     }
 }
 
-extension Result<ResponseOrigin, RunwayError> {
+extension RequestLog {
+    /// The level a load's line is written at: `notice` for failures other than cancellation,
+    /// `info` otherwise.
+    static func level<Value>(of result: Result<Value, RunwayError>) -> Logger.Level {
+        result.isFailureOtherThanCancel ? .notice : .info
+    }
+}
+
+extension Result where Failure == RunwayError {
     /// Failures worth a `notice`: everything but success and cancellation.
-    fileprivate var isFailureOtherThanCancel: Bool {
+    var isFailureOtherThanCancel: Bool {
         switch self {
         case .success, .failure(.cancelled): return false
         case .failure: return true
