@@ -24,7 +24,12 @@ struct JSONParser {
     private var openMembers: [(key: String, value: JSON)] = []
     private var openElements: [JSON] = []
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    private init(bytes: [UInt8]) {
+        self.bytes = bytes
+        // Room for typical pages up front, so the stacks are not regrown a step at a time.
+        openMembers.reserveCapacity(64)
+        openElements.reserveCapacity(64)
+    }
 
     /// Parses one JSON text; white space may surround it, nothing else may follow it. A leading
     /// UTF-8 byte order mark is ignored (RFC 8259 §8.1 allows it; Foundation does the same).
