@@ -156,7 +156,7 @@ struct AWSSignatureV4Tests {
     }
 
     // Both comparisons sign megabytes of bodies and the live one waits for Python: that work runs
-    // on a dispatch thread (`offThePool`), never on the few threads every other test shares.
+    // on a thread of its own (`offThePool`), never on the few threads every other test shares.
 
     @Test("every generated request signs exactly as botocore signed it (the committed fixture)")
     func matchesBotocoreFixture() async throws {
