@@ -13,13 +13,18 @@ func runwayExecutable() -> URL {
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
 }
 
-/// `runway` with `arguments`, at the lowest scheduling priority, so that the transfers' bursts
-/// of CPU do not starve the tests running beside them (several have deadlines of a second).
-func niced(_ arguments: [String]) -> Process {
+/// Starts `runway` with `arguments` at the lowest scheduling priority, so that the transfers'
+/// bursts of CPU do not starve the tests running beside them (several have deadlines of a
+/// second), and returns it with its standard output (standard error is dropped).
+func startNiced(_ arguments: [String]) throws -> (Process, FileHandle) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
     process.arguments = ["-n", "19", runwayExecutable().path] + arguments
-    return process
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return (process, output.fileHandleForReading)
 }
 
 /// Runs `runway` with `arguments` in a child process and returns its last line of output,
@@ -27,12 +32,7 @@ func niced(_ arguments: [String]) -> Process {
 /// threads Swift concurrency runs every test on would stall the rest of the suite for the
 /// child's whole run.
 func runRunway(_ arguments: [String]) async throws -> [String: Any] {
-    let process = niced(arguments)
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let reader = output.fileHandleForReading
+    let (process, reader) = try startNiced(arguments)
     let data = await offThePool {
         let data = reader.readDataToEndOfFile()
         process.waitUntilExit()
@@ -60,12 +60,7 @@ final class ChildDemoServer: Sendable {
     let baseURL: String
 
     init() async throws {
-        let process = niced(["serve", "--quiet"])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = output.fileHandleForReading
+        let (process, reader) = try startNiced(["serve", "--quiet"])
         let line = await offThePool {
             var text = ""
             while !text.contains("\n") {
