@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The core: API managers, engine, services, reformers, errors, URLSession transport.
@@ -41,6 +42,7 @@ let package = Package(
             name: "Runway",
             dependencies: [
                 "RunwayStorage",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -48,6 +50,11 @@ let package = Package(
             ],
             resources: [.process("Resources")],
             swiftSettings: strictSettings
+        ),
+        // The system zlib (gzip for operation-log uploads and the collector), without SwiftNIO.
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
         ),
         // Container roles, backup exclusion, atomic and versioned files, capacity, inventory.
         // No network code: the lowest layer.
@@ -96,6 +103,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -120,6 +129,9 @@ let package = Package(
                 "RunwayStorage",
                 "RunwayLinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -136,6 +148,7 @@ let package = Package(
             name: "RunwayStorageTests",
             dependencies: [
                 "RunwayStorage",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -152,6 +165,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

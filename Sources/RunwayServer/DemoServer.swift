@@ -42,11 +42,13 @@ public final class DemoServer: Sendable {
     ///     speaks HTTPS and offers HTTP/2 by ALPN. Without it, plain HTTP/1.1.
     ///   - signatureVerifier: When given, the listing APIs and `/signed/echo/…` admit only
     ///     requests it verifies.
+    ///   - collector: When given, the operation-log collector's routes (`/oplog/…`), behind
+    ///     `signatureVerifier` when that is given too.
     ///   - logLevel: The server's own log level; quiet by default.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
-        logLevel: Logger.Level = .critical
+        collector: OperationLogCollector? = nil, logLevel: Logger.Level = .critical
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
@@ -57,6 +59,7 @@ public final class DemoServer: Sendable {
         } else {
             ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
         }
+        collector?.add(to: router, verifier: signatureVerifier)
         FaultRoutes.add(to: router, probe: probe)
         AuthRoutes.add(to: router, probe: probe)
         TransferRoutes.add(to: router, probe: probe)

@@ -10,6 +10,8 @@ struct Attempts: Sendable {
     var status: Int?
     var bytes = 0
     var httpVersion: String?
+    /// The wait the last answer's `Retry-After` asked for.
+    var retryAfter: Duration?
 }
 
 /// What a transfer adds to the exchanges of a load: progress of the body sent, where the
@@ -59,6 +61,7 @@ extension Engine {
                     built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline,
                     credential: credential, bodyDigest: bodyDigest, hooks: hooks, seen: &seen)
                 retryAfter = Landing.retryAfter(in: exchanged.response.head)
+                seen.retryAfter = retryAfter
                 if let authentication, let used = credential, exchanged.carriedCredential,
                     authentication.isAuthenticationFailure(exchanged.response.head)
                 {

@@ -37,22 +37,32 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
     var rounds = 5
 
-    @Option(help: "Which benchmarks: http, parse, cache, soak or all (soak runs only when named).")
+    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog or all (soak and oplog run only when named).")
     var suite: Suite = .all
 
     @Option(help: "Loads per transport in the soak benchmark.")
     var soakLoads = 40_000
 
+    @Option(help: "Events in the operation-log wire benchmark.")
+    var oplogEvents = 1_000
+
+    @Option(help: "A PostgreSQL server for the collector-ingest line, such as postgres://runway@127.0.0.1:5432/postgres.")
+    var postgres: String?
+
     @Option(help: "Entries in the memory-tier benchmark.")
     var cacheEntries = 100_000
 
     enum Suite: String, ExpressibleByArgument {
-        case http, parse, cache, soak, all
+        case http, parse, cache, soak, oplog, all
     }
 
     func run() async throws {
         var logger = Logger(label: "runway.bench")
         logger.logLevel = .warning
+        if suite == .oplog {
+            try await OplogBench.run(events: oplogEvents, postgres: postgres, logger: logger)
+            return
+        }
         if suite == .soak {
             try await SoakBench.run(loads: soakLoads, concurrency: 64, logger: logger)
             return

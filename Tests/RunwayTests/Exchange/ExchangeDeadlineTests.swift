@@ -15,7 +15,9 @@ struct ExchangeDeadlineTests {
             let api = TestAPI(path: "/faults/drip", timeout: .seconds(1))
             let result = await harness.engine.perform(api, params: ["chunks": 60, "interval_ms": 100])
             #expect(throws: RunwayError.timeout) { try result.get() }
-            #expect(harness.probe.count("/faults/drip") == 1)
+            // One deadline over every attempt: no second request. (On a loaded machine the
+            // deadline can beat even the first one to the server.)
+            #expect(harness.probe.count("/faults/drip") <= 1)
         }
     }
 

@@ -1,0 +1,465 @@
+public import Foundation
+public import Logging
+public import RunwayStorage
+
+/// User operation logs, sent in bursts: events are queued on disk and uploaded in batches of 30
+/// (seed 003), so the radio wakes once per batch instead of once per tap (seed 001).
+///
+/// ``record(_:payload:at:)`` hands the event to a serial writer and returns at once; the writer
+/// commits whatever has arrived in one transaction. An upload starts when a batch is full, when
+/// the oldest waiting event reaches ``Configuration/maximumAge``, on ``flush()`` (call it when the
+/// app goes to the background), and at launch for events left by an earlier run. One upload is in
+/// flight at a time; it goes through the engine (the service's signing, logging and the
+/// configured retries apply) as gzip-compressed JSON with an idempotency key per batch. Events
+/// leave the queue only when the collector acknowledges them with a 2xx; a failed upload keeps
+/// them and waits, doubling with jitter and honouring `Retry-After`.
+///
+/// Keep one log per container for the life of the app: its writer and uploader run until
+/// ``close()``.
+///
+/// For example:
+///
+/// ```swift
+/// let log = try OperationLog(engine: engine, service: .analytics, container: container)
+/// try log.record("listing.opened", payload: ["listing": 42])
+/// // when the app goes to the background:
+/// try await log.flush()
+/// ```
+public final class OperationLog: Sendable {
+    /// Limits and timings.
+    public struct Configuration: Sendable {
+        /// The path of the collector's batch route on the service. Default `/oplog/batches`.
+        public var path: String = "/oplog/batches"
+        /// The most events one upload carries. Default 30.
+        public var batchSize: Int = 30
+        /// How long an event may wait for its batch to fill before it is sent anyway. Default 60 s.
+        public var maximumAge: Duration = .seconds(60)
+        /// The largest event accepted, encoded, in bytes. Default 32 KB.
+        public var maximumEventSize: Int = 32 * 1024
+        /// The most events kept; beyond it the oldest unsent ones are dropped and counted.
+        /// Default 10,000.
+        public var capacity: Int = 10_000
+        /// The wait after the first failed upload; doubled after each further failure.
+        /// Default 1 s.
+        public var baseBackoff: Duration = .seconds(1)
+        /// The longest wait between failed uploads, unless `Retry-After` asks for longer.
+        /// Default 5 minutes.
+        public var maximumBackoff: Duration = .seconds(300)
+        /// The engine's retries within one upload. Default: one retry of a transient failure.
+        public var retryPolicy = RetryPolicy(maximumRetries: 1, retriesNonIdempotentMethods: true)
+        /// The deadline of one upload attempt. Default 30 s.
+        public var timeout: Duration = .seconds(30)
+        /// The queue's file name inside its folder of application support.
+        public var databaseName: String = "queue.sqlite"
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What one upload did, for an app's own bookkeeping or a test.
+    public struct UploadReport: Sendable {
+        /// The batch's idempotency key.
+        public var batchKey: String
+        /// How many events it carried.
+        public var eventCount: Int
+        /// The compressed bytes sent.
+        public var bodyBytes: Int
+        /// The JSON bytes before compression.
+        public var uncompressedBytes: Int
+        /// `nil` when the collector acknowledged the batch; otherwise why it did not.
+        public var failure: RunwayError?
+        /// After a failure, how long the log waits before the next upload.
+        public var backoff: Duration?
+    }
+
+    /// What the queue holds and has done.
+    public struct Status: Sendable, Hashable {
+        /// Events waiting for a batch.
+        public var pending: Int
+        /// Events in the batch being uploaded (or to be sent again).
+        public var inFlight: Int
+        /// Events acknowledged by the collector, ever, on this container.
+        public var uploaded: Int
+        /// Events dropped because the queue was full, ever, on this container.
+        public var dropped: Int
+    }
+
+    private enum Item {
+        case event(OperationEvent, CheckedContinuation<Void, any Error>?)
+        case barrier(CheckedContinuation<Void, Never>)
+    }
+
+    private struct FlushWaiter {
+        var through: Int64
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var inbox: [Item] = []
+        var closed = false
+        var flushes: [FlushWaiter] = []
+        /// Events up to this sequence number are sent without waiting for a full batch.
+        var sendThrough: Int64 = 0
+    }
+
+    /// The configuration in use.
+    public let configuration: Configuration
+    private let engine: Engine
+    private let service: ServiceID
+    private let logger: Logger
+    private let queue: OperationLogQueue
+    private let state = Locked(State())
+    private let writerBell = Doorbell()
+    private let uploaderBell = Doorbell()
+    private let onUpload: (@Sendable (UploadReport) -> Void)?
+    private let tasks = Locked<[Task<Void, Never>]>([])
+
+    /// Opens the queue in `container` and starts its writer and uploader; events left by an
+    /// earlier run are uploaded at once.
+    ///
+    /// - parameters:
+    ///   - engine: Sends the uploads; `service` must be registered with it.
+    ///   - service: The collector's service.
+    ///   - container: Where the queue lives (application support, excluded from backups).
+    ///   - configuration: Limits and timings.
+    ///   - logger: Receives a line for a damaged queue, dropped events and failed uploads.
+    ///   - onUpload: Called after each upload, off the main actor.
+    /// - throws: ``OperationLogError/storage(reason:)`` when the queue cannot be opened or made.
+    public init(
+        engine: Engine, service: ServiceID, container: Container, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "runway.oplog"), onUpload: (@Sendable (UploadReport) -> Void)? = nil
+    ) throws(OperationLogError) {
+        self.engine = engine
+        self.service = service
+        self.configuration = configuration
+        self.logger = logger
+        self.onUpload = onUpload
+        queue = try OperationLogQueue(
+            container: container, name: configuration.databaseName, capacity: max(configuration.capacity, 1),
+            logger: logger)
+        // Read now, before this run records anything: everything up to here is a leftover.
+        let leftovers: Int64
+        do {
+            leftovers = try queue.highestSequence()
+        } catch {
+            throw .storage(reason: "\(error)")
+        }
+        state.withLock { $0.sendThrough = leftovers }
+        let writer = Task.detached { [self] in await runWriter() }
+        let uploader = Task.detached { [self] in await runUploader() }
+        tasks.withLock { $0 = [writer, uploader] }
+    }
+
+    /// Records an event without waiting: the writer commits it shortly, in one transaction with
+    /// whatever else arrived meanwhile. Returns the event's identifier.
+    ///
+    /// - throws: ``OperationLogError/invalidName(_:)``, ``OperationLogError/unencodablePayload(reason:)``,
+    ///   ``OperationLogError/eventTooLarge(size:limit:)``, or ``OperationLogError/closed``; nothing
+    ///   is queued then.
+    @discardableResult
+    public func record(_ name: String, payload: JSON = [:], at time: Date = Date()) throws(OperationLogError) -> String {
+        let event = try makeEvent(name, payload: payload, time: time)
+        try enqueue(.event(event, nil))
+        return event.id
+    }
+
+    /// Records an event and returns once it is committed to disk: from then on it survives the
+    /// process being killed.
+    ///
+    /// - throws: As ``record(_:payload:at:)``; ``OperationLogError/storage(reason:)`` when the
+    ///   commit failed (the event is not queued).
+    @discardableResult
+    public func recordCommitted(_ name: String, payload: JSON = [:], at time: Date = Date()) async throws(OperationLogError) -> String {
+        let event = try makeEvent(name, payload: payload, time: time)
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                do {
+                    try enqueue(.event(event, continuation))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        } catch let error as OperationLogError {
+            throw error
+        } catch {
+            throw .storage(reason: "\(error)")
+        }
+        return event.id
+    }
+
+    /// Uploads every event recorded before the call, in as many batches as needed, and returns
+    /// when the collector has acknowledged them all.
+    ///
+    /// - throws: ``OperationLogError/uploadFailed(_:)`` when an upload fails (the events stay
+    ///   queued and the log retries after its backoff); ``OperationLogError/closed``.
+    public func flush() async throws(OperationLogError) {
+        await committedSoFar()
+        let highest: Int64
+        do {
+            highest = try await queue.state().highestSequence
+        } catch {
+            throw .storage(reason: "\(error)")
+        }
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let closed = state.withLock { state -> Bool in
+                    guard !state.closed else { return true }
+                    state.flushes.append(FlushWaiter(through: highest, continuation: continuation))
+                    state.sendThrough = max(state.sendThrough, highest)
+                    return false
+                }
+                if closed { continuation.resume(throwing: OperationLogError.closed) }
+                uploaderBell.ring()
+            }
+        } catch let error as OperationLogError {
+            throw error
+        } catch {
+            throw .storage(reason: "\(error)")
+        }
+    }
+
+    /// What the queue holds and has done.
+    public func status() async throws(OperationLogError) -> Status {
+        await committedSoFar()
+        do {
+            let tally = try await queue.tally()
+            return Status(pending: tally.pending, inFlight: tally.claimed, uploaded: tally.uploaded, dropped: tally.dropped)
+        } catch {
+            throw .storage(reason: "\(error)")
+        }
+    }
+
+    /// Commits what was recorded, stops uploading (an upload in flight is cancelled and sent
+    /// again at the next launch) and refuses further events.
+    public func close() async {
+        await committedSoFar()
+        let (running, flushes) = state.withLock { state in
+            state.closed = true
+            defer { state.flushes = [] }
+            return (tasks.withLock { $0 }, state.flushes)
+        }
+        for flush in flushes { flush.continuation.resume(throwing: OperationLogError.closed) }
+        for task in running { task.cancel() }
+        writerBell.ring()
+        uploaderBell.ring()
+        for task in running { await task.value }
+    }
+
+    // MARK: - Recording
+
+    private func makeEvent(_ name: String, payload: JSON, time: Date) throws(OperationLogError) -> OperationEvent {
+        guard !name.isEmpty, name.utf8.count <= OperationEvent.maximumNameLength else { throw .invalidName(name) }
+        let encoded: Data
+        do {
+            encoded = try payload.encoded()
+        } catch {
+            throw .unencodablePayload(reason: error.reason)
+        }
+        let size = encoded.count + name.utf8.count
+        guard size <= configuration.maximumEventSize else {
+            throw .eventTooLarge(size: size, limit: configuration.maximumEventSize)
+        }
+        return OperationEvent(
+            id: UUID().uuidString.lowercased(), name: name,
+            timeMilliseconds: Int64((time.timeIntervalSince1970 * 1000).rounded()), payload: encoded)
+    }
+
+    private func enqueue(_ item: Item) throws(OperationLogError) {
+        let wasEmpty = state.withLock { state -> Bool? in
+            guard !state.closed else { return nil }
+            state.inbox.append(item)
+            return state.inbox.count == 1
+        }
+        guard let wasEmpty else { throw .closed }
+        if wasEmpty { writerBell.ring() }
+    }
+
+    /// Returns once everything recorded before the call is committed (or failed).
+    private func committedSoFar() async {
+        await withCheckedContinuation { continuation in
+            do {
+                try enqueue(.barrier(continuation))
+            } catch {
+                continuation.resume()
+            }
+        }
+    }
+
+    private func runWriter() async {
+        var retryDelay: Duration?
+        while true {
+            let items = state.withLock { state -> [Item] in
+                defer { state.inbox = [] }
+                return state.inbox
+            }
+            if items.isEmpty {
+                if Task.isCancelled, state.withLock({ $0.closed }) { return }
+                await writerBell.wait(timeout: retryDelay)
+                continue
+            }
+            var events: [OperationEvent] = []
+            for case .event(let event, _) in items { events.append(event) }
+            do {
+                if !events.isEmpty {
+                    let dropped = try await queue.insert(events)
+                    if dropped > 0 {
+                        logger.warning(
+                            "operation log full: dropped the oldest unsent events",
+                            metadata: ["dropped": "\(dropped)", "capacity": "\(configuration.capacity)"])
+                    }
+                }
+                retryDelay = nil
+                for item in items {
+                    switch item {
+                    case .event(_, let waiter): waiter?.resume()
+                    case .barrier(let waiter): waiter.resume()
+                    }
+                }
+                uploaderBell.ring()
+            } catch {
+                // Callers who wait learn of it; events recorded without waiting are kept in memory
+                // and committed on the next try.
+                logger.error(
+                    "operation log could not commit events; keeping them for the next try",
+                    metadata: ["events": "\(events.count)", "error": "\(error)"])
+                var kept: [Item] = []
+                for item in items {
+                    switch item {
+                    case .event(_, let waiter?): waiter.resume(throwing: OperationLogError.storage(reason: "\(error)"))
+                    case .event(let event, nil): kept.append(.event(event, nil))
+                    case .barrier(let waiter): waiter.resume()
+                    }
+                }
+                state.withLock { $0.inbox.insert(contentsOf: kept, at: 0) }
+                retryDelay = .seconds(1)
+                if Task.isCancelled { return }
+                await writerBell.wait(timeout: retryDelay)
+            }
+        }
+    }
+
+    // MARK: - Uploading
+
+    private func runUploader() async {
+        var failures = 0
+        var notBefore: ContinuousClock.Instant?
+        while !Task.isCancelled {
+            let queued: OperationLogQueue.State
+            do {
+                queued = try await queue.state()
+            } catch {
+                if Task.isCancelled { return }
+                logger.error("operation log could not read its queue", metadata: ["error": "\(error)"])
+                await uploaderBell.wait(timeout: configuration.baseBackoff)
+                continue
+            }
+            resolveFlushes(lowestQueued: queued.lowestSequence)
+            if let wait = notBefore.map({ $0 - .now }), wait > .zero {
+                await uploaderBell.wait(timeout: wait)
+                continue
+            }
+            let sendThrough = state.withLock { $0.sendThrough }
+            let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
+            let ageLimit = Int64(configuration.maximumAge.components.seconds * 1000)
+                + configuration.maximumAge.components.attoseconds / 1_000_000_000_000_000
+            let due =
+                queued.claimedBatch != nil || queued.pending >= configuration.batchSize
+                || (queued.pending > 0 && (queued.lowestSequence ?? .max) <= sendThrough)
+                || (queued.oldestQueued.map { nowMilliseconds - $0 >= ageLimit } ?? false)
+            guard due else {
+                let untilAged = queued.oldestQueued.map { Duration.milliseconds(max($0 + ageLimit - nowMilliseconds, 1)) }
+                await uploaderBell.wait(timeout: untilAged)
+                continue
+            }
+            let batch: OperationLogQueue.Batch?
+            do {
+                batch = try await queue.claim(limit: max(configuration.batchSize, 1))
+            } catch {
+                if Task.isCancelled { return }
+                logger.error("operation log could not claim a batch", metadata: ["error": "\(error)"])
+                await uploaderBell.wait(timeout: configuration.baseBackoff)
+                continue
+            }
+            guard let batch else { continue }
+            let report = await upload(batch)
+            if Task.isCancelled { return }
+            if let failure = report.failure {
+                failures += 1
+                let delay = backoff(afterFailures: failures, retryAfter: report.backoff)
+                notBefore = .now + delay
+                var reported = report
+                reported.backoff = delay
+                onUpload?(reported)
+                logger.warning(
+                    "operation log upload failed; events kept",
+                    metadata: ["events": "\(batch.events.count)", "error": "\(failure)", "retryIn": "\(delay)"])
+                failFlushes(with: failure)
+            } else {
+                failures = 0
+                notBefore = nil
+                onUpload?(report)
+            }
+        }
+    }
+
+    /// Sends `batch`; on success removes it from the queue. A failed report carries the wait
+    /// `Retry-After` asked for in ``UploadReport/backoff``.
+    private func upload(_ batch: OperationLogQueue.Batch) async -> UploadReport {
+        let json = OperationBatchFormat.encode(batch.events)
+        var report = UploadReport(
+            batchKey: batch.key, eventCount: batch.events.count, bodyBytes: 0, uncompressedBytes: json.count)
+        let body: Data
+        do {
+            body = try Gzip.compress(json)
+        } catch {
+            report.failure = .invalidRequest(reason: "the batch could not be compressed: \(error)")
+            return report
+        }
+        report.bodyBytes = body.count
+        let api = OperationLogUploadAPI(
+            service: service, path: configuration.path, batchKey: batch.key, timeout: configuration.timeout,
+            retryPolicy: configuration.retryPolicy)
+        let (result, retryAfter) = await engine.performUncached(api, body: .data(body, contentType: "application/json"))
+        switch result {
+        case .success:
+            do {
+                try await queue.acknowledge(batch.key)
+            } catch {
+                // Sent again later: the collector counts it as duplicates, nothing is lost.
+                report.failure = .invalidRequest(reason: "the acknowledged batch could not be removed: \(error)")
+            }
+        case .failure(let error):
+            report.failure = error
+            report.backoff = retryAfter
+        }
+        return report
+    }
+
+    /// Doubling from the base, capped, with the upper half jittered; `Retry-After` wins when
+    /// longer.
+    private func backoff(afterFailures failures: Int, retryAfter: Duration?) -> Duration {
+        let exponent = min(max(failures - 1, 0), 30)
+        let doubled = min(configuration.baseBackoff * (1 << exponent), configuration.maximumBackoff)
+        let jittered = doubled / 2 + doubled / 2 * Double.random(in: 0...1)
+        guard let retryAfter else { return jittered }
+        return max(jittered, min(retryAfter, .seconds(86_400)))
+    }
+
+    private func resolveFlushes(lowestQueued: Int64?) {
+        let done = state.withLock { state -> [FlushWaiter] in
+            let lowest = lowestQueued ?? .max
+            let done = state.flushes.filter { $0.through < lowest }
+            state.flushes.removeAll { $0.through < lowest }
+            return done
+        }
+        for flush in done { flush.continuation.resume() }
+    }
+
+    private func failFlushes(with error: RunwayError) {
+        let failed = state.withLock { state -> [FlushWaiter] in
+            defer { state.flushes = [] }
+            return state.flushes
+        }
+        for flush in failed { flush.continuation.resume(throwing: OperationLogError.uploadFailed(error)) }
+    }
+}

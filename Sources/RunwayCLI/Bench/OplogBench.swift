@@ -1,0 +1,132 @@
+import Foundation
+import HTTPTypes
+import Logging
+import PostgresNIO
+import Runway
+import RunwayNIO
+import RunwayServer
+import RunwayStorage
+
+/// `runway bench --suite oplog`: what batching saves on the wire, what `record` costs its
+/// caller, how fast the writer commits, and how fast a collector stores, into SQLite and (given
+/// `--postgres`) PostgreSQL. The collector runs in a child process (`runway serve`).
+enum OplogBench {
+    static func run(events: Int, postgres: String?, logger: Logger) async throws {
+        let child = try ChildServer.start()
+        defer { child.stop() }
+        let nio = AsyncHTTPClientTransport()
+        let engine = Engine(transport: nio, logger: logger)
+        engine.register(Service(id: "oplog", baseURLs: [.release: child.baseURL]))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-oplog-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        // 1. The wire: 1,000 events in batches, against one uncompressed POST per event. Bytes
+        // are what the server process read (/proc/PID/io rchar), so request heads count too.
+        let (reportStream, reportSink) = AsyncStream<OperationLog.UploadReport>.makeStream()
+        var configuration = OperationLog.Configuration()
+        configuration.maximumAge = .seconds(3600)
+        let log = try OperationLog(
+            engine: engine, service: "oplog", container: Container(root: folder.appendingPathComponent("wire")),
+            configuration: configuration, logger: logger, onUpload: { reportSink.yield($0) })
+        let before = serverBytesRead(child)
+        for index in 0..<events {
+            try log.record("listing.opened", payload: ["listing": .int(index), "source": "feed", "position": .int(index % 20)])
+        }
+        try await log.flush()
+        let batchedBytes = serverBytesRead(child) - before
+        await log.close()
+        reportSink.finish()
+        let uploads = await reportStream.reduce(into: []) { $0.append($1) }
+        let single = Data(#"{"events":[{"id":"\#(UUID().uuidString.lowercased())","name":"listing.opened","time":1700000000000,"payload":{"listing":1,"position":1,"source":"feed"}}]}"#.utf8)
+        let beforeSingles = serverBytesRead(child)
+        for _ in 0..<events {
+            _ = try await engine.perform(RawUploadAPI(), body: .data(single, contentType: "application/json")).get()
+        }
+        let singleBytes = serverBytesRead(child) - beforeSingles
+        print("Operation log, \(events) events (collector in its own process)")
+        print(
+            "  uploads: \(uploads.count) (at least \(Int((Double(events) / 30).rounded(.up))) of 30 each); "
+                + "compressed body \(uploads.reduce(0) { $0 + $1.bodyBytes }) B of \(uploads.reduce(0) { $0 + $1.uncompressedBytes }) B JSON")
+        print(
+            "  bytes the server read: batched \(batchedBytes) B vs one uncompressed POST per event \(singleBytes) B = "
+                + String(format: "%.1f %%", Double(batchedBytes) / Double(max(singleBytes, 1)) * 100) + " (goal ≤ 15 %)")
+
+        // 2. record on the caller's thread, and the writer's commit rate.
+        var recordConfiguration = OperationLog.Configuration()
+        recordConfiguration.maximumAge = .seconds(3600)
+        recordConfiguration.batchSize = 1_000_000
+        recordConfiguration.capacity = 1_000_000
+        let quiet = try OperationLog(
+            engine: engine, service: "none", container: Container(root: folder.appendingPathComponent("record")),
+            configuration: recordConfiguration, logger: logger)
+        let count = 20_000
+        var costs: [Duration] = []
+        costs.reserveCapacity(count)
+        let clock = ContinuousClock()
+        let started = clock.now
+        for index in 0..<count {
+            let t0 = clock.now
+            try quiet.record("tap", payload: ["n": .int(index)])
+            costs.append(clock.now - t0)
+        }
+        _ = try await quiet.status()  // returns once the writer committed everything before it
+        let committing = clock.now - started
+        await quiet.close()
+        costs.sort()
+        func micros(_ duration: Duration) -> String {
+            String(format: "%.1f µs", Double(duration.components.attoseconds) / 1e12 + Double(duration.components.seconds) * 1e6)
+        }
+        print(
+            "  record(): p50 \(micros(costs[count / 2])), p99 \(micros(costs[count * 99 / 100])) on the caller (goal p99 ≤ 50 µs); "
+                + "writer committed \(Int(Double(count) / seconds(committing))) events/s")
+
+        // 3. Collector ingest: batches of 30 stored in one transaction each.
+        let batches = (0..<200).map { batch in
+            (0..<30).map { index in
+                CollectedEvent(
+                    id: UUID().uuidString.lowercased(), name: "tap", timeMilliseconds: 1_700_000_000_000,
+                    payload: Data(#"{"n":\#(batch * 30 + index)}"#.utf8))
+            }
+        }
+        let sqlite = try SQLiteOperationLogStore(url: folder.appendingPathComponent("collector.sqlite"))
+        print("  collector ingest, SQLite: \(Int(try await ingest(batches, into: sqlite))) events/s")
+        if let postgres {
+            let database = try await PostgresCollectorDatabase.connect(try ServeCommand.postgresConfiguration(postgres), logger: logger)
+            let rate = try await ingest(batches, into: PostgresOperationLogStore(database: database))
+            print("  collector ingest, PostgreSQL: \(Int(rate)) events/s")
+            await database.close()
+        } else {
+            print("  collector ingest, PostgreSQL: not measured (pass --postgres postgres://user@host:port/db)")
+        }
+        try await nio.shutdown()
+    }
+
+    static func ingest(_ batches: [[CollectedEvent]], into store: any OperationLogStore) async throws -> Double {
+        let clock = ContinuousClock()
+        let started = clock.now
+        for batch in batches { _ = try await store.store(batch) }
+        return Double(batches.count * 30) / seconds(clock.now - started)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Bytes the child server has read through system calls (sockets included), from
+    /// /proc/PID/io; 0 where the file does not exist.
+    static func serverBytesRead(_ child: ChildServer) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/io", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("rchar:") }),
+            let value = Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces))
+        else { return 0 }
+        return value
+    }
+}
+
+/// One event per request, uncompressed: the baseline batching is measured against.
+struct RawUploadAPI: API {
+    var service: ServiceID { "oplog" }
+    var path: String { "/upload/raw" }
+    var method: HTTPRequest.Method { .post }
+    var responseFormat: ResponseFormat { .raw }
+}

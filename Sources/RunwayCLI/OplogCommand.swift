@@ -1,0 +1,125 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayNIO
+import RunwayStorage
+
+/// `runway oplog`: operation logs from the command line — what a collector holds, and a client
+/// that records and uploads without end (the process the crash tests kill).
+struct OplogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "oplog",
+        abstract: "Operation logs: a collector's contents, and a client that records and uploads.",
+        subcommands: [Stats.self, Soak.self]
+    )
+
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print what a collector holds (GET /oplog/stats).")
+
+        @Option(help: "The server running the collector, such as http://127.0.0.1:8080.")
+        var server: String
+
+        func run() async throws {
+            let nio = AsyncHTTPClientTransport()
+            let engine = Engine(transport: nio)
+            engine.register(Service(id: "oplog", baseURLs: [.release: server], allowsInsecureHTTP: true))
+            let result = await engine.perform(CollectorStatsAPI())
+            try await nio.shutdown()
+            let response = try result.get()
+            let events = response.json?["events"]?.intValue ?? 0
+            print("events: \(events)")
+            for entry in response.json?["byName"]?.arrayValue ?? [] {
+                print("  \(entry["name"]?.stringValue ?? "?"): \(entry["count"]?.intValue ?? 0)")
+            }
+        }
+    }
+
+    /// Records events one after another, each committed before the next, and prints
+    /// `committed <id>` for each as soon as its commit is acknowledged; uploads run as usual.
+    /// With `--drain`, records nothing: uploads what earlier runs left and exits.
+    struct Soak: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record and upload operation-log events until killed (or drain what is left).")
+
+        @Option(help: "The server running the collector.")
+        var server: String
+
+        @Option(help: "The storage container's root folder (the queue lives in its application support).")
+        var container: String
+
+        @Option(help: "The HMAC key id the collector's verifier knows.")
+        var keyID: String = "oplog"
+
+        @Option(help: "The HMAC secret, hex; without it requests are not signed.")
+        var secret: String?
+
+        @Option(help: "Stop after this many events (default: never).")
+        var count: Int = .max
+
+        @Flag(help: "Record nothing: upload what earlier runs left, print the status as JSON, exit.")
+        var drain = false
+
+        func run() async throws {
+            let nio = AsyncHTTPClientTransport()
+            let engine = Engine(transport: nio)
+            let signer = try secret.map { hex -> HMACSigner in
+                guard let bytes = Self.bytes(hex: hex) else { throw ValidationError("--secret is not hex") }
+                return HMACSigner(keyID: keyID, secret: SymmetricKey(data: bytes))
+            }
+            engine.register(Service(id: "oplog", baseURLs: [.release: server], signer: signer, allowsInsecureHTTP: true))
+            var configuration = OperationLog.Configuration()
+            configuration.maximumAge = .milliseconds(200)
+            configuration.baseBackoff = .milliseconds(20)
+            configuration.maximumBackoff = .milliseconds(200)
+            configuration.retryPolicy = .never
+            let log = try OperationLog(
+                engine: engine, service: "oplog", container: Container(root: URL(fileURLWithPath: container)),
+                configuration: configuration)
+            if drain {
+                try await Self.flushPatiently(log)
+                let status = try await log.status()
+                print(#"{"pending":\#(status.pending),"inFlight":\#(status.inFlight),"uploaded":\#(status.uploaded),"dropped":\#(status.dropped)}"#)
+            } else {
+                var recorded = 0
+                while recorded < count {
+                    let id = try await log.recordCommitted("soak.tick", payload: ["n": .int(recorded)])
+                    FileHandle.standardOutput.write(Data("committed \(id)\n".utf8))
+                    recorded += 1
+                }
+                try await log.flush()
+            }
+            await log.close()
+            try await nio.shutdown()
+        }
+
+        /// Flushes, trying again through up to 100 failed uploads (the collector may refuse some).
+        static func flushPatiently(_ log: OperationLog) async throws {
+            for _ in 1..<100 {
+                if (try? await log.flush()) != nil { return }
+            }
+            try await log.flush()
+        }
+
+        static func bytes(hex: String) -> [UInt8]? {
+            let digits = Array(hex.utf8)
+            guard digits.count % 2 == 0 else { return nil }
+            var bytes: [UInt8] = []
+            var index = 0
+            while index < digits.count {
+                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(byte)
+                index += 2
+            }
+            return bytes
+        }
+    }
+}
+
+/// `GET /oplog/stats` of a collector.
+struct CollectorStatsAPI: API {
+    var service: ServiceID { "oplog" }
+    var path: String { "/oplog/stats" }
+    var method: HTTPRequest.Method { .get }
+}

@@ -1,0 +1,55 @@
+/// Where a collector keeps events: each event once, by its identifier, a batch in one
+/// transaction.
+///
+/// Two implementations: ``SQLiteOperationLogStore`` (embedded, one process) and
+/// ``PostgresOperationLogStore`` (several stateless collector processes on one database).
+public protocol OperationLogStore: Sendable {
+    /// Stores `events` in one transaction; identifiers already stored are not stored again.
+    ///
+    /// - returns: How many of `events` were new and how many were already stored.
+    func store(_ events: [CollectedEvent]) async throws -> StoredBatch
+    /// What the store holds.
+    func summary() async throws -> CollectorSummary
+    /// The identifiers of every stored event (for audits and tests; not for large stores).
+    func allEventIDs() async throws -> [String]
+}
+
+/// What storing one batch did.
+public struct StoredBatch: Sendable, Hashable {
+    /// Events stored now.
+    public var new: Int
+    /// Events stored before (a batch sent again).
+    public var duplicates: Int
+
+    /// Creates the outcome.
+    public init(new: Int, duplicates: Int) {
+        self.new = new
+        self.duplicates = duplicates
+    }
+}
+
+/// What a collector's store holds.
+public struct CollectorSummary: Sendable, Hashable {
+    /// Events stored.
+    public var events: Int
+    /// Event counts by name, most frequent first.
+    public var byName: [(name: String, count: Int)]
+
+    /// Creates a summary.
+    public init(events: Int, byName: [(name: String, count: Int)]) {
+        self.events = events
+        self.byName = byName
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.events == rhs.events && lhs.byName.elementsEqual(rhs.byName) { $0 == $1 }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(events)
+        for entry in byName {
+            hasher.combine(entry.name)
+            hasher.combine(entry.count)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+public import Foundation
+import GRDB
+
+/// The embedded collector store: one SQLite file through GRDB (WAL), for `runway serve` and the
+/// tests.
+public final class SQLiteOperationLogStore: OperationLogStore {
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the store at `url`.
+    public init(url: URL) throws {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        pool = try DatabasePool(path: url.path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE collected_event (
+                        event_id TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        time_ms INTEGER NOT NULL,
+                        payload TEXT NOT NULL,
+                        received_ms INTEGER NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+        }
+        try migrator.migrate(pool)
+    }
+
+    public func store(_ events: [CollectedEvent]) async throws -> StoredBatch {
+        let received = Int64(Date().timeIntervalSince1970 * 1000)
+        return try await pool.write { db in
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO collected_event (event_id, name, time_ms, payload, received_ms) VALUES (?, ?, ?, ?, ?)")
+            var new = 0
+            for event in events {
+                try statement.execute(arguments: [
+                    event.id, event.name, event.timeMilliseconds, String(decoding: event.payload, as: UTF8.self), received,
+                ])
+                new += db.changesCount
+            }
+            return StoredBatch(new: new, duplicates: events.count - new)
+        }
+    }
+
+    public func summary() async throws -> CollectorSummary {
+        try await pool.read { db in
+            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM collected_event") ?? 0
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name")
+            return CollectorSummary(events: total, byName: rows.map { (name: $0[0], count: $0[1]) })
+        }
+    }
+
+    public func allEventIDs() async throws -> [String] {
+        try await pool.read { db in try String.fetchAll(db, sql: "SELECT event_id FROM collected_event") }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import PostgresNIO
+
+/// The collector store for several stateless collector processes: one PostgreSQL table, each
+/// batch one `INSERT … ON CONFLICT (event_id) DO NOTHING` (one statement, one transaction).
+public final class PostgresOperationLogStore: OperationLogStore {
+    private let database: PostgresCollectorDatabase
+
+    /// A store over `database`, whose tables ``PostgresCollectorDatabase/connect(_:logger:)`` made.
+    public init(database: PostgresCollectorDatabase) { self.database = database }
+
+    public func store(_ events: [CollectedEvent]) async throws -> StoredBatch {
+        guard !events.isEmpty else { return StoredBatch(new: 0, duplicates: 0) }
+        let ids = events.map(\.id)
+        let names = events.map(\.name)
+        let times = events.map(\.timeMilliseconds)
+        let payloads = events.map { String(decoding: $0.payload, as: UTF8.self) }
+        let rows = try await database.client.query(
+            """
+            INSERT INTO collected_event (event_id, name, time_ms, payload)
+            SELECT id, name, time_ms, payload::jsonb
+            FROM unnest(\(ids)::text[], \(names)::text[], \(times)::int8[], \(payloads)::text[]) AS t(id, name, time_ms, payload)
+            ON CONFLICT (event_id) DO NOTHING
+            RETURNING 1
+            """, logger: database.logger)
+        var new = 0
+        for try await _ in rows { new += 1 }
+        return StoredBatch(new: new, duplicates: events.count - new)
+    }
+
+    public func summary() async throws -> CollectorSummary {
+        let rows = try await database.client.query(
+            "SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name", logger: database.logger)
+        var byName: [(name: String, count: Int)] = []
+        for try await (name, count) in rows.decode((String, Int64).self) { byName.append((name, Int(count))) }
+        return CollectorSummary(events: byName.reduce(0) { $0 + $1.count }, byName: byName)
+    }
+
+    public func allEventIDs() async throws -> [String] {
+        let rows = try await database.client.query("SELECT event_id FROM collected_event", logger: database.logger)
+        var ids: [String] = []
+        for try await (id) in rows.decode(String.self) { ids.append(id) }
+        return ids
+    }
+}

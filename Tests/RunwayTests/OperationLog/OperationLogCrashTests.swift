@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Runway
+import RunwayServer
+import Testing
+
+/// `kill -9` against the operation log: a child process records and uploads without end and is
+/// killed at random moments, while the collector refuses some batches; every event whose commit
+/// was acknowledged must reach the collector, once.
+@Suite("Operation log crashes", .timeLimit(.minutes(3)))
+struct OperationLogCrashTests {
+    /// Reads `committed <id>` lines from `reader` until `killAfter` were seen, kills the child
+    /// with SIGKILL (after a random few milliseconds more), and returns every id it printed.
+    static func runUntilKilled(_ process: Process, _ reader: FileHandle, killAfter: Int) async -> [String] {
+        await offThePool {
+            var ids: [String] = []
+            var buffer = Data()
+            var killed = false
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    if line.hasPrefix("committed ") { ids.append(String(line.dropFirst("committed ".count))) }
+                }
+                if !killed, ids.count >= killAfter {
+                    // A random moment, not only right after a commit: mid-upload, mid-transaction.
+                    usleep(UInt32.random(in: 0...20_000))
+                    kill(process.processIdentifier, SIGKILL)
+                    killed = true
+                }
+            }
+            process.waitUntilExit()
+            return ids
+        }
+    }
+
+    @Test("Killed 20 times mid-work, with a collector that fails now and then: 0 lost, 0 duplicates")
+    func killNineLosesNothing() async throws {
+        let secret = SymmetricKey(size: .bits256)
+        let hex = secret.withUnsafeBytes { RequestSignature.hex(Array($0)) }
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["oplog": [secret]])
+        // Every fifth batch is refused with a 500: the client must keep and resend it.
+        try await withCollector(verifier: verifier, fault: { $0 % 5 == 0 ? .serverError : nil }) { fixture in
+            let device = fixture.folder.appendingPathComponent("child").path
+            let arguments = ["oplog", "soak", "--server", fixture.server.baseURL, "--container", device, "--secret", hex]
+            var acknowledged: [String] = []
+            for _ in 0..<20 {
+                let (process, reader) = try startNiced(arguments)
+                acknowledged += await Self.runUntilKilled(process, reader, killAfter: Int.random(in: 1...70))
+                #expect(process.terminationReason == .uncaughtSignal, "the child was killed, not finished")
+            }
+            let drained = try await runRunway(arguments + ["--drain"])
+            let stored = try await fixture.store.allEventIDs()
+            let storedSet = Set(stored)
+            let lost = Set(acknowledged).subtracting(storedSet)
+            print(
+                "oplog kill -9: \(acknowledged.count) acknowledged events over 20 kills; "
+                    + "collector holds \(stored.count) (\(storedSet.count) distinct); lost \(lost.count)")
+            #expect(acknowledged.count >= 20)
+            #expect(Set(acknowledged).count == acknowledged.count, "ids are unique")
+            #expect(lost.isEmpty, "every acknowledged event reached the collector")
+            #expect(stored.count == storedSet.count, "each stored once")
+            #expect(drained["pending"] as? Int == 0 && drained["inFlight"] as? Int == 0)
+            #expect(drained["dropped"] as? Int == 0)
+        }
+    }
+}

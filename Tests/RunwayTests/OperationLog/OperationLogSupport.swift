@@ -1,0 +1,79 @@
+import Foundation
+import Hummingbird
+import Logging
+@testable import Runway
+import RunwayNIO
+import RunwayServer
+import RunwayStorage
+
+/// A collector (demo server + SQLite store in a temporary folder), an engine with the
+/// collector's service, and a container for the client's queue.
+struct CollectorFixture: Sendable {
+    let server: DemoServer
+    let store: SQLiteOperationLogStore
+    let engine: Engine
+    let transport: AsyncHTTPClientTransport
+    let container: Container
+    let folder: URL
+    let log: LogCapture
+
+    /// A configuration that never sends a batch for its age alone and backs off briefly.
+    static var configuration: OperationLog.Configuration {
+        var configuration = OperationLog.Configuration()
+        configuration.maximumAge = .seconds(3600)
+        configuration.baseBackoff = .milliseconds(20)
+        configuration.maximumBackoff = .milliseconds(100)
+        return configuration
+    }
+
+    /// Opens the client's log on the fixture's container; its uploads arrive on the stream.
+    func openLog(
+        _ configuration: OperationLog.Configuration = Self.configuration
+    ) throws -> (OperationLog, AsyncStream<OperationLog.UploadReport>) {
+        let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
+        let log = try OperationLog(
+            engine: engine, service: "oplog", container: container, configuration: configuration,
+            logger: Logger(label: "runway.oplog") { _ in self.log }, onUpload: { sink.yield($0) })
+        return (log, reports)
+    }
+}
+
+/// Runs `body` with a fresh ``CollectorFixture``, then stops everything and removes its files.
+func withCollector<T>(
+    isolation: isolated (any Actor)? = #isolation,
+    signer: (any RequestSigner)? = nil, verifier: SignatureVerifier<BasicRequestContext>? = nil,
+    fault: (@Sendable (Int) -> OperationLogCollector.InjectedFault?)? = nil,
+    _ body: (CollectorFixture) async throws -> T
+) async throws -> T {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-oplog-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let store = try SQLiteOperationLogStore(url: folder.appendingPathComponent("collector.sqlite"))
+    let server = try await DemoServer.start(
+        signatureVerifier: verifier, collector: OperationLogCollector(store: store, fault: fault))
+    let transport = AsyncHTTPClientTransport()
+    let capture = LogCapture()
+    let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in capture })
+    engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL], signer: signer))
+    let fixture = CollectorFixture(
+        server: server, store: store, engine: engine, transport: transport,
+        container: Container(root: folder.appendingPathComponent("device")), folder: folder, log: capture)
+    return try await withCleanup({
+        try? await transport.shutdown()
+        await server.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }) {
+        try await body(fixture)
+    }
+}
+
+extension AsyncStream {
+    /// The next `count` elements.
+    func first(_ count: Int) async -> [Element] {
+        var taken: [Element] = []
+        for await element in self {
+            taken.append(element)
+            if taken.count == count { break }
+        }
+        return taken
+    }
+}

@@ -1,0 +1,217 @@
+import Crypto
+import Foundation
+import Hummingbird
+import GRDB
+@testable import Runway
+import RunwayServer
+import RunwayStorage
+import Testing
+
+/// The client queue against a real collector: batches of 30, leftovers at the next launch,
+/// nothing lost offline, bounds with typed answers.
+@Suite("Operation log", .timeLimit(.minutes(1)))
+struct OperationLogTests {
+    @Test("95 events: 3 uploads of 30, 5 wait; the next launch uploads the 5")
+    func batchesOfThirtyAndLeftoversAtLaunch() async throws {
+        try await withCollector { fixture in
+            let (log, reports) = try fixture.openLog()
+            var recorded: Set<String> = []
+            for index in 0..<95 { recorded.insert(try log.record("tap", payload: ["n": .int(index)])) }
+            let uploads = await reports.first(3)
+            #expect(uploads.map(\.eventCount) == [30, 30, 30])
+            #expect(uploads.allSatisfy { $0.failure == nil })
+            #expect(uploads.allSatisfy { $0.bodyBytes < $0.uncompressedBytes }, "batches travel gzip-compressed")
+            let status = try await log.status()
+            #expect(status.pending == 5 && status.inFlight == 0 && status.uploaded == 90)
+            await log.close()
+            #expect(try await fixture.store.summary().events == 90)
+
+            // The next launch: a new log on the same container sends what the last one left.
+            let (relaunched, relaunchReports) = try fixture.openLog()
+            let leftover = await relaunchReports.first(1)
+            #expect(leftover.map(\.eventCount) == [5])
+            #expect(try await relaunched.status().pending == 0)
+            await relaunched.close()
+            #expect(Set(try await fixture.store.allEventIDs()) == recorded)
+        }
+    }
+
+    @Test("An event waits no longer than the maximum age for its batch to fill")
+    func maximumAgeSendsAPartialBatch() async throws {
+        try await withCollector { fixture in
+            var configuration = CollectorFixture.configuration
+            configuration.maximumAge = .milliseconds(100)
+            let (log, reports) = try fixture.openLog(configuration)
+            try await log.recordCommitted("tap")
+            try await log.recordCommitted("tap")
+            // Both leave in partial batches (one, or two if the first aged alone already).
+            var sent = 0
+            for await report in reports {
+                #expect(report.failure == nil && report.eventCount < 30)
+                sent += report.eventCount
+                if sent >= 2 { break }
+            }
+            #expect(sent == 2)
+            await log.close()
+        }
+    }
+
+    @Test("Collector unreachable: nothing lost; collector back: every event arrives once")
+    func offlineKeepsEverything() async throws {
+        try await withCollector { fixture in
+            // Point the service at a port where nothing listens (the server started, then stopped).
+            let gone = try await DemoServer.start()
+            let goneURL = gone.baseURL
+            await gone.stop()
+            fixture.engine.register(Service(id: "oplog", baseURLs: [.release: goneURL]))
+            let (log, _) = try fixture.openLog()
+            var recorded: Set<String> = []
+            for index in 0..<40 { recorded.insert(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
+            await #expect(throws: OperationLogError.self) { try await log.flush() }
+            let offline = try await log.status()
+            #expect(offline.pending + offline.inFlight == 40 && offline.uploaded == 0)
+
+            fixture.engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
+            var delivered = false
+            for _ in 0..<50 where !delivered {
+                delivered = (try? await log.flush()) != nil
+            }
+            #expect(delivered)
+            let ids = try await fixture.store.allEventIDs()
+            #expect(ids.count == 40 && Set(ids) == recorded)
+            #expect(try await log.status().uploaded == 40)
+            await log.close()
+        }
+    }
+
+    @Test("A refused upload keeps its events and honours Retry-After")
+    func retryAfterIsHonoured() async throws {
+        try await withCollector(fault: { batch in batch == 1 ? .tooManyRequests(retryAfter: 7) : nil }) { fixture in
+            let (log, reports) = try fixture.openLog()
+            for _ in 0..<30 { try log.record("tap") }
+            let refused = try #require(await reports.first(1).first)
+            guard case .httpStatus(429, _)? = refused.failure else {
+                Issue.record("expected 429, got \(String(describing: refused.failure))")
+                return
+            }
+            #expect((refused.backoff ?? .zero) >= .seconds(7), "the wait is at least what Retry-After asked")
+            let status = try await log.status()
+            #expect(status.inFlight == 30 && status.uploaded == 0)
+            #expect(try await fixture.store.summary().events == 0)
+            await log.close()
+        }
+    }
+
+    @Test("A batch sent again after a failure keeps its idempotency key and its events")
+    func retriedBatchKeepsItsKey() async throws {
+        try await withCollector(fault: { batch in batch == 1 ? .serverError : nil }) { fixture in
+            var configuration = CollectorFixture.configuration
+            configuration.retryPolicy = .never
+            let (log, reports) = try fixture.openLog(configuration)
+            for _ in 0..<30 { try log.record("tap") }
+            let both = await reports.first(2)
+            #expect(both.count == 2 && both[0].failure != nil && both[1].failure == nil)
+            #expect(both[0].batchKey == both[1].batchKey)
+            #expect(try await fixture.store.summary().events == 30)
+            await log.close()
+        }
+    }
+
+    @Test("Signed uploads pass the collector's verifier; unsigned ones store nothing")
+    func signedUploads() async throws {
+        let secret = SymmetricKey(size: .bits256)
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["oplog": [secret]])
+        try await withCollector(signer: HMACSigner(keyID: "oplog", secret: secret), verifier: verifier) { fixture in
+            let (log, _) = try fixture.openLog()
+            try log.record("tap")
+            try await log.flush()
+            #expect(try await fixture.store.summary().events == 1)
+            await log.close()
+
+            fixture.engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
+            let (unsigned, reports) = try fixture.openLog()
+            try unsigned.record("tap")
+            await #expect(throws: OperationLogError.self) { try await unsigned.flush() }
+            let refused = try #require(await reports.first(1).first)
+            guard case .httpStatus(401, let body)? = refused.failure else {
+                Issue.record("expected 401, got \(String(describing: refused.failure))")
+                return
+            }
+            #expect(String(decoding: body, as: UTF8.self).contains("missing_header"))
+            #expect(try await fixture.store.summary().events == 1)
+            await unsigned.close()
+        }
+    }
+
+    @Test("Bad events are refused at record with a typed error, and nothing is queued")
+    func recordRefusesBadEvents() async throws {
+        try await withCollector { fixture in
+            let (log, _) = try fixture.openLog()
+            let big = JSON.string(String(repeating: "x", count: 40_000))
+            let refusal = Result<String, OperationLogError> { () throws(OperationLogError) in
+                try log.record("tap", payload: ["blob": big])
+            }
+            guard case .failure(.eventTooLarge(let size, let limit)) = refusal else {
+                Issue.record("expected eventTooLarge, got \(refusal)")
+                return
+            }
+            #expect(size > 40_000 && limit == 32 * 1024)
+            #expect(throws: OperationLogError.invalidName("")) { try log.record("") }
+            let long = String(repeating: "n", count: 129)
+            #expect(throws: OperationLogError.invalidName(long)) { try log.record(long) }
+            #expect(throws: OperationLogError.self) { try log.record("tap", payload: ["bad": .double(.nan)]) }
+            let status = try await log.status()
+            #expect(status.pending == 0 && status.inFlight == 0)
+            await log.close()
+            #expect(throws: OperationLogError.closed) { try log.record("tap") }
+        }
+    }
+
+    @Test("A full queue drops the oldest unsent events, counts them and says so")
+    func fullQueueDropsOldestAndCounts() async throws {
+        try await withCollector { fixture in
+            var configuration = CollectorFixture.configuration
+            configuration.capacity = 10
+            configuration.batchSize = 1_000
+            let (log, _) = try fixture.openLog(configuration)
+            var ids: [String] = []
+            for index in 0..<25 { ids.append(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
+            let status = try await log.status()
+            #expect(status.pending == 10 && status.dropped == 15, "\(status)")
+            #expect(fixture.log.lines.contains { $0.level == .warning && $0.message.contains("dropped") })
+            try await log.flush()
+            #expect(Set(try await fixture.store.allEventIDs()) == Set(ids.suffix(10)), "the newest 10 were kept")
+            await log.close()
+        }
+    }
+
+    @Test("A damaged queue is moved aside with one log line, and the log starts again")
+    func damagedQueueStartsAgain() async throws {
+        try await withCollector { fixture in
+            let url = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
+            try Data(repeating: 0x5A, count: 8192).write(to: url)
+            let (log, _) = try fixture.openLog()
+            #expect(fixture.log.lines.filter { $0.level == .error && $0.message.contains("damaged") }.count == 1)
+            let folder = url.deletingLastPathComponent()
+            let aside = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".corrupt-") }
+            #expect(aside.count == 1)
+            try log.record("tap")
+            try await log.flush()
+            #expect(try await fixture.store.summary().events == 1)
+            await log.close()
+        }
+    }
+
+    @Test("The queue lives in application support, excluded from backups")
+    func queueIsExcludedFromBackups() async throws {
+        try await withCollector { fixture in
+            let (log, _) = try fixture.openLog()
+            try await log.recordCommitted("tap")
+            let url = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
+            #expect(FileManager.default.fileExists(atPath: url.path))
+            #expect(fixture.container.role(containing: url) == .applicationSupport)
+            #expect(BackupExclusion.isExcluded(url))
+            await log.close()
+        }
+    }
+}

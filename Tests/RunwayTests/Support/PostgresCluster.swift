@@ -1,0 +1,128 @@
+import Foundation
+import PostgresNIO
+import RunwayServer
+
+/// A throwaway PostgreSQL cluster for one test: `initdb` into a temporary folder, `pg_ctl start`
+/// on a free loopback port, `pg_ctl stop -m immediate` and the folder removed at the end.
+///
+/// PostgreSQL refuses to run as root, so as root its programs run as the `postgres` user (which
+/// Debian's `postgresql` package creates; `.ci/run` installs it) through `runuser`.
+struct PostgresCluster {
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let folder: URL
+    let port: Int
+    private let binaries: URL
+    private let asPostgresUser: Bool
+
+    /// The newest installed server's programs: Debian keeps them in /usr/lib/postgresql/N/bin.
+    static func binaries() -> URL? {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return versions.compactMap(Int.init).sorted().reversed()
+            .map { root.appendingPathComponent("\($0)/bin") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("initdb").path) }
+    }
+
+    /// Starts a cluster; its superuser is `runway`, with trust authentication on loopback.
+    static func start() async throws -> PostgresCluster {
+        guard let binaries = binaries() else {
+            throw Unavailable(description: "PostgreSQL is not installed (.ci/run installs Debian's postgresql package)")
+        }
+        let folder = URL(fileURLWithPath: "/tmp/runway-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let asPostgresUser = geteuid() == 0
+        if asPostgresUser {
+            try await run("/bin/chown", ["postgres:postgres", folder.path], asPostgresUser: false)
+        }
+        let cluster = PostgresCluster(
+            folder: folder, port: try freePort(), binaries: binaries, asPostgresUser: asPostgresUser)
+        let data = folder.appendingPathComponent("data").path
+        try await run(
+            binaries.appendingPathComponent("initdb").path,
+            ["-D", data, "-U", "runway", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"],
+            asPostgresUser: asPostgresUser)
+        try await run(
+            binaries.appendingPathComponent("pg_ctl").path,
+            [
+                "-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-o",
+                "-p \(cluster.port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off", "start",
+            ], asPostgresUser: asPostgresUser)
+        return cluster
+    }
+
+    /// A client configuration for the cluster's `postgres` database.
+    var configuration: PostgresClient.Configuration {
+        PostgresClient.Configuration(
+            host: "127.0.0.1", port: port, username: "runway", password: nil, database: "postgres", tls: .disable)
+    }
+
+    /// Stops the server at once and removes its files.
+    func stop() async {
+        _ = try? await Self.run(
+            binaries.appendingPathComponent("pg_ctl").path,
+            ["-D", folder.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"],
+            asPostgresUser: asPostgresUser)
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Runs the cluster for `body`, stopping it whatever happens.
+    static func with<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresCluster) async throws -> T
+    ) async throws -> T {
+        let cluster = try await start()
+        return try await withCleanup({ await cluster.stop() }) { try await body(cluster) }
+    }
+
+    /// Runs `program` and waits for it with `waitpid`, its output in a file.
+    ///
+    /// Not `Process`: on Linux it learns of a child's exit through a descriptor the child
+    /// inherits, and the server that `pg_ctl start` leaves running inherits it too, so
+    /// `waitUntilExit` would never return.
+    private static func run(_ program: String, _ arguments: [String], asPostgresUser: Bool) async throws {
+        let argv = asPostgresUser ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("runway-pg-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let status: Int32 = try await offThePool {
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            var pid = pid_t()
+            let cArguments = argv.map { strdup($0) } + [nil]
+            defer { for argument in cArguments { free(argument) } }
+            let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+            guard spawned == 0 else { throw Unavailable(description: "cannot start \(argv[0]): errno \(spawned)") }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            return status
+        }
+        guard status == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw Unavailable(description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
+        }
+    }
+
+    /// A loopback port nothing listens on now (the kernel's choice for a socket bound to port 0).
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Unavailable(description: "socket() failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard bound else { throw Unavailable(description: "bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
