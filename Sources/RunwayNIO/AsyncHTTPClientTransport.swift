@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import NIOHTTP1
 import NIOPosix
 public import NIOSSL
+import X509
 public import Runway
 
 /// The transport over AsyncHTTPClient: for Linux and servers, and for apps that want SwiftNIO's
@@ -78,6 +79,10 @@ public final class AsyncHTTPClientTransport: Transport {
     private let ownedClients: [HTTPClient]
     private let isShutDown = NIOLockedValueBox(false)
     private let maximumBodySize: Int
+    /// Clients made on demand for requests sent to a chosen address (``Runway/EndpointSelector``),
+    /// one per host and address: AsyncHTTPClient's `dnsOverride` is per client.
+    private let addressedClients = NIOLockedValueBox<[String: HTTPClient]>([:])
+    private let configuration: Configuration
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(configuration: Configuration = Configuration()) {
@@ -116,13 +121,39 @@ public final class AsyncHTTPClientTransport: Transport {
         self.pinnedClients = pinned
         self.ownedClients = (owned ? [client] : []) + Array(pinned.values)
         self.maximumBodySize = configuration.maximumBodySize
+        self.configuration = configuration
+    }
+
+    /// The client that connects to `address` for requests to `host`: the host's (pinned)
+    /// settings, with `dnsOverride` mapping the host to the address — the `Host` field, SNI and
+    /// certificate validation stay on the host name.
+    private func client(for host: String, connectingTo address: String) throws -> HTTPClient {
+        let key = "\(host) \(address)"
+        return try addressedClients.withLockedValue { clients in
+            if let client = clients[key] { return client }
+            guard !isShutDown.withLockedValue({ $0 }) else {
+                throw RunwayError.invalidRequest(reason: "the transport was shut down")
+            }
+            var clientConfiguration = Self.clientConfiguration(configuration)
+            let nameCheck = HostNameCheck(host: host)
+            let pinCheck = configuration.pins.first { $0.host == host }.map(PinCheck.init)
+            let verify: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+                nameCheck.verify(channel).flatMap { pinCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
+            }
+            clientConfiguration.http1_1ConnectionDebugInitializer = verify
+            clientConfiguration.http2ConnectionDebugInitializer = verify
+            clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
+            let client = HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
+            clients[key] = client
+            return client
+        }
     }
 
     /// A transport released without ``shutdown()`` still closes its own clients, in the
     /// background, instead of leaking their connections (or trapping in debug builds).
     deinit {
         guard !isShutDown.withLockedValue({ $0 }) else { return }
-        for owned in ownedClients { owned.shutdown { _ in } }
+        for owned in ownedClients + addressedClients.withLockedValue({ Array($0.values) }) { owned.shutdown { _ in } }
     }
 
     private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
@@ -148,7 +179,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public func shutdown() async throws {
         isShutDown.withLockedValue { $0 = true }
         var firstError: (any Error)?
-        for owned in ownedClients {
+        for owned in ownedClients + addressedClients.withLockedValue({ Array($0.values) }) {
             do {
                 try await owned.shutdown()
             } catch {
@@ -160,6 +191,9 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The transport's deadline covers the whole exchange, body included.
     public var enforcesTimeout: Bool { true }
+
+    /// Requests go to ``Runway/TransportRequest/connectAddress`` when it is set.
+    public var supportsConnectAddress: Bool { true }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let scheme = request.head.scheme, let authority = request.head.authority else {
@@ -185,7 +219,7 @@ public final class AsyncHTTPClientTransport: Transport {
         let timeout = TimeAmount.nanoseconds(
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
         let host = Self.host(ofAuthority: authority)
-        let client = pinnedClients[host] ?? self.client
+        let client = try request.connectAddress.map { try self.client(for: host, connectingTo: $0) } ?? pinnedClients[host] ?? self.client
         let maximumBodySize = self.maximumBodySize
         let sink = request.responseSink
         let deadline = NIODeadline.now() + timeout
@@ -246,6 +280,9 @@ public final class AsyncHTTPClientTransport: Transport {
     static func classify(_ error: any Error) -> RunwayError {
         if let error = error as? RunwayError { return error }
         if let failure = error as? PinCheck.Failure { return .pinningFailed(host: failure.host) }
+        if let failure = error as? HostNameCheck.Failure {
+            return .tlsFailure(reason: "the certificate does not name \(failure.host)")
+        }
         if let error = error as? NIOSSLError { return .tlsFailure(reason: "\(error)") }
         if let error = error as? BoringSSLError { return .tlsFailure(reason: "\(error)") }
         if error is CancellationError { return .cancelled }
@@ -271,7 +308,14 @@ public final class AsyncHTTPClientTransport: Transport {
             return classify(connectionFailures: error.connectionErrors.map(\.error), dnsFailed: error.dnsAError != nil)
         }
         if let error = error as? IOError { return classify(errno: error.errnoCode) }
-        if let error = error as? ChannelError, case .connectTimeout = error { return .noNetwork(reason: .unreachable) }
+        if let error = error as? ChannelError {
+            switch error {
+            case .connectTimeout: return .noNetwork(reason: .unreachable)
+            // A pooled connection the server closed between requests.
+            case .ioOnClosedChannel, .eof, .outputClosed: return .connectionLost
+            default: break
+            }
+        }
         if error is NIOConnectionError || String(describing: error).contains("connectionRefused") {
             return .noNetwork(reason: .connectionRefused)
         }
@@ -344,6 +388,54 @@ struct BodyChunks: AsyncSequence, Sendable {
             sent += Int64(chunk.count)
             progress?(sent)
             return ByteBuffer(bytes: chunk)
+        }
+    }
+}
+
+/// After the TLS handshake of a connection to an address an endpoint selector chose: the
+/// certificate must name the host as a DNS name. NIOSSL also accepts a certificate whose IP
+/// address entry matches the address connected to, which would let the owner of any address
+/// with such a certificate answer for the host; this check refuses that.
+struct HostNameCheck: Sendable {
+    struct Failure: Error {
+        let host: String
+    }
+
+    let host: String
+
+    func verify(_ channel: any Channel) -> EventLoopFuture<Void> {
+        let host = self.host
+        return channel.nioSSL_peerCertificate().flatMapErrorWithEventLoop { _, eventLoop in
+            // Plain HTTP: no handshake, no identity to check.
+            eventLoop.makeSucceededFuture(nil)
+        }.flatMapThrowing { certificate in
+            guard let certificate else { return }
+            guard Self.names(host, in: certificate) else {
+                channel.close(promise: nil)
+                throw Failure(host: host)
+            }
+        }
+    }
+
+    /// Whether a DNS name among `certificate`'s subject alternative names matches `host`, a
+    /// leading `*.` matching one label. (The common name is not consulted, as browsers no longer
+    /// do.)
+    static func names(_ host: String, in certificate: NIOSSLCertificate) -> Bool {
+        guard let bytes = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: bytes),
+            let alternatives = try? parsed.extensions.subjectAlternativeNames
+        else { return false }
+        var dnsNames: [String] = []
+        for name in alternatives {
+            if case .dnsName(let dnsName) = name { dnsNames.append(dnsName) }
+        }
+        let wanted = host.lowercased()
+        return dnsNames.contains { pattern in
+            let pattern = pattern.lowercased()
+            if pattern.hasPrefix("*.") {
+                guard let dot = wanted.firstIndex(of: ".") else { return false }
+                return wanted[dot...] == pattern.dropFirst() && wanted[..<dot].count > 0
+            }
+            return pattern == wanted
         }
     }
 }

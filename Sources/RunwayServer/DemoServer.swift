@@ -25,10 +25,14 @@ public final class DemoServer: Sendable {
     /// Whether the server speaks TLS (and so HTTP/2 by ALPN).
     public let usesTLS: Bool
 
-    /// `http://127.0.0.1:<port>`, or `https://…` with TLS.
-    public var baseURL: String { "\(usesTLS ? "https" : "http")://127.0.0.1:\(port)" }
+    /// The loopback address the server listens on (127.0.0.1 unless asked otherwise).
+    public let address: String
 
-    private init(port: Int, usesTLS: Bool, probe: ServerProbe, running: Task<Void, any Error>) {
+    /// `http://<address>:<port>`, or `https://…` with TLS.
+    public var baseURL: String { "\(usesTLS ? "https" : "http")://\(address):\(port)" }
+
+    private init(address: String, port: Int, usesTLS: Bool, probe: ServerProbe, running: Task<Void, any Error>) {
+        self.address = address
         self.port = port
         self.usesTLS = usesTLS
         self.probe = probe
@@ -44,11 +48,18 @@ public final class DemoServer: Sendable {
     ///     requests it verifies.
     ///   - collector: When given, the operation-log collector's routes (`/oplog/…`), behind
     ///     `signatureVerifier` when that is given too.
+    ///   - address: The address to listen on: 127.0.0.1 by default; any of 127.0.0.0/8 on Linux,
+    ///     where tests stand up several hosts.
+    ///   - port: The port; 0 (the default) lets the system choose.
+    ///   - healthDelay: How long `GET /health` takes to answer: a server farther away, for
+    ///     endpoint probes.
+    ///   - endpointList: What `GET /endpoints` lists: a server list for endpoint selection.
     ///   - logLevel: The server's own log level; quiet by default.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
-        collector: OperationLogCollector? = nil, logLevel: Logger.Level = .critical
+        collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
+        healthDelay: Duration = .zero, endpointList: [String] = [], logLevel: Logger.Level = .critical
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
@@ -60,6 +71,15 @@ public final class DemoServer: Sendable {
             ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
         }
         collector?.add(to: router, verifier: signatureVerifier)
+        router.get("/health") { _, _ -> Response in
+            probe.record("/health")
+            if healthDelay > .zero { try await Task.sleep(for: healthDelay) }
+            return JSONResponse.make(["status": "ok", "address": address])
+        }
+        router.get("/endpoints") { _, _ -> Response in
+            probe.record("/endpoints")
+            return JSONResponse.make(["addresses": endpointList])
+        }
         FaultRoutes.add(to: router, probe: probe)
         AuthRoutes.add(to: router, probe: probe)
         TransferRoutes.add(to: router, probe: probe)
@@ -70,7 +90,7 @@ public final class DemoServer: Sendable {
         let app = Application(
             router: router,
             server: try tls.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayDemo"),
+            configuration: .init(address: .hostname(address, port: port), serverName: "RunwayDemo"),
             onServerRunning: { channel in
                 portSink.yield(channel.localAddress?.port)
                 portSink.finish()
@@ -87,7 +107,7 @@ public final class DemoServer: Sendable {
             _ = await running.result
             throw DemoServerError.couldNotBind
         }
-        return DemoServer(port: port, usesTLS: tls != nil, probe: probe, running: running)
+        return DemoServer(address: address, port: port, usesTLS: tls != nil, probe: probe, running: running)
     }
 
     /// Stops the server and waits until it has closed its connections.
@@ -99,6 +119,6 @@ public final class DemoServer: Sendable {
 
 /// Why the demo server did not start.
 public enum DemoServerError: Error, Sendable {
-    /// It could not bind 127.0.0.1.
+    /// It could not bind its address.
     case couldNotBind
 }

@@ -12,6 +12,8 @@ struct Attempts: Sendable {
     var httpVersion: String?
     /// The wait the last answer's `Retry-After` asked for.
     var retryAfter: Duration?
+    /// The address the last request was sent to, when an endpoint selector chose it.
+    var address: String?
 }
 
 /// What a transfer adds to the exchanges of a load: progress of the body sent, where the
@@ -80,7 +82,8 @@ extension Engine {
                 outcome = .failure(error)
             }
             if case .failure(let error) = outcome, !Task.isCancelled,
-                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt - renewals)
+                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt - renewals),
+                network?.path.isReachable != false
             {
                 let delay = api.retryPolicy.delay(afterAttempt: attempt - renewals, retryAfter: retryAfter)
                 if let loadDeadline, clock.now + delay >= loadDeadline { return (outcome, seen) }
@@ -137,8 +140,19 @@ extension Engine {
             }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout }
+            // No network: fail now rather than wait out the timeout.
+            if let network, !network.path.isReachable { throw .noNetwork(reason: .unreachable) }
             seen.request = request.head
-            let response = try await send(request, api: api, timeout: remaining, hooks: hooks)
+            let address = connectAddress(for: request.head, service: service)
+            seen.address = address
+            let response: TransportResponse
+            do {
+                response = try await send(request, api: api, timeout: remaining, hooks: hooks, connectAddress: address)
+            } catch {
+                // The chosen address did not take the connection: the next fastest takes over.
+                if let address, error.isUnreachable { service.endpoints?.reportFailure(of: address) }
+                throw error
+            }
             seen.status = response.head.status.code
             seen.bytes = response.body.count
             seen.httpVersion = response.httpVersion
@@ -197,18 +211,30 @@ extension Engine {
     /// Header fields that carry who is asking; never sent across origins.
     static let credentialFields: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]
 
+    /// The address an endpoint selector chose for a request to `head`'s host, where the
+    /// transport can connect to it.
+    func connectAddress(for head: HTTPRequest, service: Service) -> String? {
+        guard let selector = service.endpoints, transport.supportsConnectAddress,
+            selector.matches(authority: head.authority)
+        else { return nil }
+        return selector.address
+    }
+
     /// Sends one hop within `timeout`, which covers the whole response.
     func send(
-        _ prepared: PreparedRequest, api: some API, timeout: Duration, hooks: TransferHooks = TransferHooks()
+        _ prepared: PreparedRequest, api: some API, timeout: Duration, hooks: TransferHooks = TransferHooks(),
+        connectAddress: String? = nil
     ) async throws(RunwayError) -> TransportResponse {
         var progress: (@Sendable (Int64) -> Void)?
         if let report = hooks.uploadProgress {
             let total = prepared.body?.length ?? 0
             progress = { sent in report(sent, total) }
         }
-        let request = TransportRequest(
+        var outgoing = TransportRequest(
             head: prepared.head, content: prepared.body, timeout: timeout, apiName: api.name,
             uploadProgress: progress, responseSink: hooks.sink)
+        outgoing.connectAddress = connectAddress
+        let request = outgoing
         let transport = self.transport
         do {
             if transport.enforcesTimeout {
@@ -243,6 +269,6 @@ extension Engine {
         RequestLog.write(
             to: logger, loadID: loadID, service: service, apiName: api.name, request: attempts.request, method: attempts.request?.method ?? api.method,
             result: origin, status: attempts.status, bytes: attempts.bytes, attempts: attempts.count, duration: duration,
-            httpVersion: attempts.httpVersion)
+            httpVersion: attempts.httpVersion, address: attempts.address)
     }
 }

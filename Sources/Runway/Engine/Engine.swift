@@ -29,6 +29,9 @@ public final class Engine: Sendable {
     private let services = Locked<[ServiceID: RegisteredService]>([:])
     let sleep: @Sendable (Duration) async throws -> Void
     let coalescer = CallCoalescer()
+    /// The device's network: while it is unreachable, loads fail at once; its changes make
+    /// endpoint selectors measure again. `nil`: every load tries the network.
+    public let network: NetworkMonitor?
 
     /// Creates an engine.
     ///
@@ -36,23 +39,46 @@ public final class Engine: Sendable {
     ///   - transport: How requests are sent.
     ///   - cache: The response cache; `nil` sends every load to the network.
     ///   - logger: Receives one line per request; defaults to the label `runway`.
+    ///   - network: The device's network (``NetworkMonitor/system()``); with it, loads fail at once
+    ///     with ``RunwayError/noNetwork(reason:)`` while it is unreachable.
     ///   - sleep: Waits between retries; replace it to observe or shorten backoff in tests.
     public init(
         transport: any Transport,
         cache: ResponseCache? = nil,
         logger: Logger = Logger(label: "runway"),
+        network: NetworkMonitor? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.transport = transport
         self.cache = cache
         self.logger = logger
         self.sleep = sleep
+        self.network = network
     }
 
     /// Adds `service`, or replaces the one registered under its identifier.
+    ///
+    /// A service with an ``EndpointSelector`` has its probing started here, over this engine's
+    /// transport, when the transport can connect to a chosen address.
     public func register(_ service: Service) {
         let registered = RegisteredService(service)
         services.withLock { $0[service.id] = registered }
+        if let selector = service.endpoints, selector.configuration.probesAutomatically, transport.supportsConnectAddress {
+            selector.start(using: transport, changes: network.map { Self.returns(to: $0) })
+        }
+    }
+
+    /// Rings each time `monitor`'s path becomes reachable again, or changes while reachable:
+    /// the moments an endpoint's ranking may have changed.
+    static func returns(to monitor: NetworkMonitor) -> AsyncStream<Void> {
+        let changes = monitor.changes()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await path in changes where path.isReachable { continuation.yield() }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     func registeredService(_ id: ServiceID) -> RegisteredService? {

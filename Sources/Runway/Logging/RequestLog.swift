@@ -30,7 +30,7 @@ struct RequestLog {
     static func write(
         to logger: Logger, loadID: LoadID, service: ServiceID, apiName: String, request: HTTPRequest?,
         method: HTTPRequest.Method, result: Result<ResponseOrigin, RunwayError>, status: Int?, bytes: Int,
-        attempts: Int, duration: Duration, httpVersion: String? = nil
+        attempts: Int, duration: Duration, httpVersion: String? = nil, address: String? = nil
     ) {
         let level = Self.level(of: result)
         guard logger.logLevel <= level else { return }
@@ -47,7 +47,9 @@ struct RequestLog {
         case .failure(let error): outcome = "failure: \(error.messageKey)"
         }
         let statusText = status.map(String.init) ?? "-"
-        let target = request.map { "\($0.scheme ?? "")://\($0.authority ?? "")\(redactedPath($0.path ?? ""))" } ?? "-"
+        var target = request.map { "\($0.scheme ?? "")://\($0.authority ?? "")\(redactedPath($0.path ?? ""))" } ?? "-"
+        // The address an endpoint selector chose, when DNS was not asked.
+        if let address { target += " via \(address)" }
         logger.log(
             level: level,
             "\(loadID) \(service)/\(apiName) \(method.rawValue) \(target) \(statusText) \(String(format: "%.1f", milliseconds))ms \(bytes)B \(outcome)",
@@ -56,7 +58,7 @@ struct RequestLog {
                 "http.method": "\(method.rawValue)", "http.status": "\(statusText)",
                 "runway.duration_ms": "\(String(format: "%.1f", milliseconds))", "runway.bytes": "\(bytes)",
                 "runway.attempts": "\(attempts)", "runway.outcome": "\(outcome)",
-                "http.version": "\(httpVersion ?? "-")",
+                "http.version": "\(httpVersion ?? "-")", "net.peer.address": "\(address ?? "-")",
             ])
     }
 }

@@ -49,6 +49,10 @@ public final class OperationLog: Sendable {
         public var retryPolicy = RetryPolicy(maximumRetries: 1, retriesNonIdempotentMethods: true)
         /// The deadline of one upload attempt. Default 30 s.
         public var timeout: Duration = .seconds(30)
+        /// How long uploads may wait for a path that is not expensive (Wi-Fi rather than
+        /// cellular) before they go anyway; `nil` (the default) sends on any path. ``flush()``
+        /// sends at once.
+        public var deferOnExpensivePath: Duration?
         /// The queue's file name inside its folder of application support.
         public var databaseName: String = "queue.sqlite"
 
@@ -147,7 +151,15 @@ public final class OperationLog: Sendable {
         state.withLock { $0.sendThrough = leftovers }
         let writer = Task.detached { [self] in await runWriter() }
         let uploader = Task.detached { [self] in await runUploader() }
-        tasks.withLock { $0 = [writer, uploader] }
+        var running = [writer, uploader]
+        if let network = engine.network {
+            // A change of path may make a waiting upload due (back online, or off cellular).
+            let changes = network.changes()
+            running.append(Task.detached { [uploaderBell] in
+                for await _ in changes { uploaderBell.ring() }
+            })
+        }
+        tasks.withLock { $0 = running }
     }
 
     /// Records an event without waiting: the writer commits it shortly, in one transaction with
@@ -194,6 +206,9 @@ public final class OperationLog: Sendable {
     ///   queued and the log retries after its backoff); ``OperationLogError/closed``.
     public func flush() async throws(OperationLogError) {
         await committedSoFar()
+        if let network = engine.network, !network.path.isReachable {
+            throw .uploadFailed(.noNetwork(reason: .unreachable))
+        }
         let highest: Int64
         do {
             highest = try await queue.state().highestSequence
@@ -358,17 +373,31 @@ public final class OperationLog: Sendable {
                 await uploaderBell.wait(timeout: wait)
                 continue
             }
+            let path = engine.network?.path
+            if let path, !path.isReachable {
+                // Offline: nothing to try until the path changes (the monitor rings).
+                failFlushes(with: .noNetwork(reason: .unreachable))
+                await uploaderBell.wait(timeout: nil)
+                continue
+            }
             let sendThrough = state.withLock { $0.sendThrough }
             let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
-            let ageLimit = Int64(configuration.maximumAge.components.seconds * 1000)
-                + configuration.maximumAge.components.attoseconds / 1_000_000_000_000_000
-            let due =
-                queued.claimedBatch != nil || queued.pending >= configuration.batchSize
-                || (queued.pending > 0 && (queued.lowestSequence ?? .max) <= sendThrough)
+            let ageLimit = Self.milliseconds(configuration.maximumAge)
+            let forced = queued.pending > 0 && (queued.lowestSequence ?? .max) <= sendThrough
+            var due =
+                queued.claimedBatch != nil || queued.pending >= configuration.batchSize || forced
                 || (queued.oldestQueued.map { nowMilliseconds - $0 >= ageLimit } ?? false)
+            var wakeAt = queued.oldestQueued.map { $0 + ageLimit }
+            if due, !forced, path?.isExpensive == true, let deferral = configuration.deferOnExpensivePath,
+                let oldest = queued.lowestQueuedAt ?? queued.oldestQueued,
+                nowMilliseconds - oldest < Self.milliseconds(deferral)
+            {
+                // Work that can wait waits for a cheaper path, up to its limit.
+                due = false
+                wakeAt = oldest + Self.milliseconds(deferral)
+            }
             guard due else {
-                let untilAged = queued.oldestQueued.map { Duration.milliseconds(max($0 + ageLimit - nowMilliseconds, 1)) }
-                await uploaderBell.wait(timeout: untilAged)
+                await uploaderBell.wait(timeout: wakeAt.map { Duration.milliseconds(max($0 - nowMilliseconds, 1)) })
                 continue
             }
             let batch: OperationLogQueue.Batch?
@@ -433,6 +462,10 @@ public final class OperationLog: Sendable {
             report.backoff = retryAfter
         }
         return report
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// Doubling from the base, capped, with the upper half jittered; `Retry-After` wins when

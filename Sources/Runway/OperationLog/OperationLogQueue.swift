@@ -22,6 +22,8 @@ final class OperationLogQueue: Sendable {
         var lowestSequence: Int64?
         /// The highest sequence number ever queued.
         var highestSequence: Int64
+        /// When the oldest queued event (claimed or not) was queued.
+        var lowestQueuedAt: Int64?
     }
 
     /// A claimed batch.
@@ -137,12 +139,12 @@ final class OperationLogQueue: Sendable {
         try await pool.read { db in
             let pending = try Row.fetchOne(
                 db, sql: "SELECT count(*), min(queued_ms) FROM event WHERE batch IS NULL")
-            let bounds = try Row.fetchOne(db, sql: "SELECT min(seq) FROM event")
+            let bounds = try Row.fetchOne(db, sql: "SELECT min(seq), min(queued_ms) FROM event")
             let highest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
             return State(
                 pending: pending?[0] ?? 0, oldestQueued: pending?[1],
                 claimedBatch: try String.fetchOne(db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL LIMIT 1"),
-                lowestSequence: bounds?[0], highestSequence: highest)
+                lowestSequence: bounds?[0], highestSequence: highest, lowestQueuedAt: bounds?[1])
         }
     }
 

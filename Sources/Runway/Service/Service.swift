@@ -44,6 +44,9 @@ public struct Service: Sendable {
     /// exception). Off by default: such requests fail with ``RunwayError/insecureConnection(host:)``
     /// before a socket opens.
     public var allowsInsecureHTTP: Bool
+    /// Chooses the fastest address of the service's host instead of DNS, where the transport
+    /// can; `nil` leaves every address to DNS.
+    public var endpoints: EndpointSelector?
 
     /// Creates a service.
     ///
@@ -58,6 +61,8 @@ public struct Service: Sendable {
     ///   - interceptors: Interceptors for every API of the service.
     ///   - allowsInsecureHTTP: Allow plain HTTP to hosts other than loopback.
     ///   - authentication: The credential requests carry, and how it is refreshed.
+    ///   - endpoints: Chooses the host's fastest address; the engine starts its probing when the
+    ///     service is registered.
     public init(
         id: ServiceID,
         environment: Environment = .release,
@@ -68,7 +73,8 @@ public struct Service: Sendable {
         convention: any ResponseConvention = StatusOnlyConvention(),
         interceptors: [any Interceptor] = [],
         allowsInsecureHTTP: Bool = false,
-        authentication: Authentication? = nil
+        authentication: Authentication? = nil,
+        endpoints: EndpointSelector? = nil
     ) {
         self.id = id
         self.environment = environment
@@ -80,6 +86,7 @@ public struct Service: Sendable {
         self.interceptors = interceptors
         self.allowsInsecureHTTP = allowsInsecureHTTP
         self.authentication = authentication
+        self.endpoints = endpoints
     }
 
     /// The base URL of the current environment.

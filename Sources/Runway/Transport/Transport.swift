@@ -21,10 +21,16 @@ public protocol Transport: Sendable {
     /// default) the engine races each request against a timer instead, which costs a task and a
     /// timer per request.
     var enforcesTimeout: Bool { get }
+
+    /// Whether ``send(_:)`` connects to ``TransportRequest/connectAddress`` when it is set. A
+    /// transport that cannot choose the address of a connection (URLSession) says `false` (the
+    /// default), and the engine leaves the address to DNS.
+    var supportsConnectAddress: Bool { get }
 }
 
 extension Transport {
     public var enforcesTimeout: Bool { false }
+    public var supportsConnectAddress: Bool { false }
 }
 
 /// What the engine hands a transport.
@@ -42,6 +48,11 @@ public struct TransportRequest: Sendable {
     /// Where the response body goes instead of memory (downloads): the transport hands it the
     /// head, then every chunk in order, and returns a response with an empty body.
     public var responseSink: (any ResponseSink)?
+    /// The IP address to connect to instead of resolving the authority's host (an
+    /// ``EndpointSelector``'s choice). Nothing else changes: the `Host` field, TLS SNI and the
+    /// certificate check stay on the host name. Honoured only where
+    /// ``Transport/supportsConnectAddress`` is `true`.
+    public var connectAddress: String?
 
     /// Creates a transport request.
     public init(

@@ -205,6 +205,7 @@ enum FaultRoutes {
             return JSONResponse.make([
                 "method": request.method.rawValue,
                 "path": request.uri.path,
+                "authority": request.head.authority ?? "",
                 "query": request.uri.query ?? "",
                 "headers": headers,
                 "body": String(decoding: body.readableBytesView, as: UTF8.self),

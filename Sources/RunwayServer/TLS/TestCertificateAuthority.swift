@@ -45,9 +45,10 @@ public struct TestCertificateAuthority: Sendable {
         try NIOSSLCertificate(bytes: Array(rootPEM.utf8), format: .pem)
     }
 
-    /// A leaf certificate and key for `127.0.0.1` and `localhost`, signed by this authority, with
-    /// the public-key pin of the leaf (base64 SHA-256 of its SubjectPublicKeyInfo).
-    public func issueLeaf(commonName: String = "127.0.0.1") throws -> (
+    /// A leaf certificate and key for `127.0.0.1` and `dnsNames` (`localhost` by default), signed
+    /// by this authority, with the public-key pin of the leaf (base64 SHA-256 of its
+    /// SubjectPublicKeyInfo).
+    public func issueLeaf(commonName: String = "127.0.0.1", dnsNames: [String] = ["localhost"]) throws -> (
         certificatePEM: String, privateKeyPEM: String, spkiPin: String
     ) {
         let key = P256.Signing.PrivateKey()
@@ -57,9 +58,8 @@ public struct TestCertificateAuthority: Sendable {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames([
-                    .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                ])
+                SubjectAlternativeNames(
+                    dnsNames.map { GeneralName.dnsName($0) } + [.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
             })
         let pem = try leaf.serializeAsPEM().pemString
         // The pin hashes the whole SubjectPublicKeyInfo DER (algorithm and key), as a client sees it.
@@ -80,15 +80,15 @@ public struct TestCertificateAuthority: Sendable {
             signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: .init(issuerKey))
     }
 
-    /// A server TLS configuration presenting a fresh leaf of this authority, offering HTTP/2
-    /// and HTTP/1.1 by ALPN.
-    public func serverIdentity() throws -> TLSConfiguration {
-        try pinnedServerIdentity().tls
+    /// A server TLS configuration presenting a fresh leaf of this authority for `127.0.0.1` and
+    /// `dnsNames`, offering HTTP/2 and HTTP/1.1 by ALPN.
+    public func serverIdentity(dnsNames: [String] = ["localhost"]) throws -> TLSConfiguration {
+        try pinnedServerIdentity(dnsNames: dnsNames).tls
     }
 
-    /// ``serverIdentity()`` with the leaf's public-key pin, for pinning tests.
-    public func pinnedServerIdentity() throws -> (tls: TLSConfiguration, spkiPin: String) {
-        let leaf = try issueLeaf()
+    /// ``serverIdentity(dnsNames:)`` with the leaf's public-key pin, for pinning tests.
+    public func pinnedServerIdentity(dnsNames: [String] = ["localhost"]) throws -> (tls: TLSConfiguration, spkiPin: String) {
+        let leaf = try issueLeaf(dnsNames: dnsNames)
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(leaf.certificatePEM.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem))

@@ -239,6 +239,23 @@ struct ResponseCacheTests {
         await #expect(throws: RunwayError.noNetwork(reason: .connectionRefused)) { try await strict.load() }
     }
 
+    @Test("stale if offline with a network monitor: unreachable answers from the expired entry at once, without the server")
+    func staleIfOfflineByMonitor() async throws {
+        let cache = try makeCache()
+        let server = try await DemoServer.start()
+        let monitor = NetworkMonitor(path: .wired)
+        let engine = Engine(transport: URLSessionTransport(), cache: cache, network: monitor)
+        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+        let offlineFriendly = APIManager(cachedAPI(.memoryAndDisk(staleIfOffline: true)), engine: engine)
+        try await offlineFriendly.load()
+        advance(90_000)  // expired
+        monitor.update(.unreachable)
+        let stale = try await offlineFriendly.load()
+        #expect(stale.origin == .cache(tier: .disk, age: .seconds(90_000), isStale: true))
+        #expect(server.probe.count("/echo") == 1, "the server saw only the first load")
+        await server.stop()
+    }
+
     @Test("large bodies go to files, small ones inline; the disk tier is trimmed to 70 % of its limit, least recently used first")
     func diskLayoutAndTrimming() async throws {
         let cache = try makeCache(.init(diskSizeLimit: 100_000, inlineThreshold: 20 << 10))

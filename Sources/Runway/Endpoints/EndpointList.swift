@@ -1,0 +1,78 @@
+public import Foundation
+public import RunwayStorage
+
+/// A server list for an ``EndpointSelector``: the host's addresses fetched from an API of the
+/// app's at most once a day and kept in application support as a versioned file, so that a
+/// launch starts from the last list at once and never waits for the network.
+///
+/// For example:
+///
+/// ```swift
+/// let list = try EndpointList(selector: selector, container: container)  // the stored list, now
+/// try await list.refresh(using: engine, api: ServerListAPI())              // at most once a day
+/// ```
+public final class EndpointList: Sendable {
+    /// What is stored.
+    struct Stored: Codable, Sendable {
+        var host: String
+        var addresses: [String]
+        var fetchedAt: Date
+    }
+
+    /// The file's format: version 1.
+    public static let format = FileFormat(name: "runway.endpoint-list", version: 1)
+
+    /// The selector the list feeds.
+    public let selector: EndpointSelector
+    /// How old the list may be before ``refresh(using:api:now:)`` fetches it again. Default a day.
+    public let maximumAge: Duration
+    private let file: VersionedFile
+    private let fetchedAt: Locked<Date?>
+
+    /// Opens the stored list of `selector`'s host (if any) and hands its addresses to the
+    /// selector, beside the configured ones.
+    ///
+    /// - throws: ``StorageError`` when the file's folder cannot be made. A stored list that
+    ///   cannot be read (damaged, another host's, a newer format) is ignored: the next refresh
+    ///   fetches a new one.
+    public init(selector: EndpointSelector, container: Container, maximumAge: Duration = .seconds(86_400)) throws(StorageError) {
+        self.selector = selector
+        self.maximumAge = maximumAge
+        file = VersionedFile(
+            url: try container.url(for: "runway/endpoints/\(selector.host).list", in: .applicationSupport),
+            format: Self.format)
+        let stored = try? file.read(Stored.self)
+        let usable = stored.flatMap { $0.host == selector.host ? $0 : nil }
+        fetchedAt = Locked(usable?.fetchedAt)
+        if let usable { selector.setCandidates(selector.configuredCandidates + usable.addresses) }
+    }
+
+    /// When the stored list was fetched; `nil` before the first fetch.
+    public var lastFetched: Date? { fetchedAt.withLock { $0 } }
+
+    /// Fetches the list through `engine` when the stored one is older than ``maximumAge`` (or
+    /// there is none), stores it, and hands its addresses to the selector.
+    ///
+    /// The API answers JSON: an array of addresses, or an object whose `addresses` is one.
+    /// Anything that is not a numeric IPv4 or IPv6 address is ignored.
+    ///
+    /// - returns: Whether a fetch happened.
+    /// - throws: The load's ``RunwayError``; ``RunwayError/invalidResponse(reason:)`` for an answer
+    ///   with no addresses. The stored list stays in use either way.
+    @discardableResult
+    public func refresh<Endpoint: API>(using engine: Engine, api: Endpoint, now: Date = Date()) async throws(RunwayError) -> Bool {
+        if let last = lastFetched, now.timeIntervalSince(last) < Double(maximumAge.components.seconds) { return false }
+        let response = try await engine.perform(api).get()
+        let list = response.json?.arrayValue ?? response.json?["addresses"]?.arrayValue ?? []
+        let addresses = list.compactMap(\.stringValue).filter(TCPConnectProbe.isNumericAddress)
+        guard !addresses.isEmpty else { throw .invalidResponse(reason: "the server list holds no addresses") }
+        do {
+            try file.write(Stored(host: selector.host, addresses: addresses, fetchedAt: now))
+        } catch {
+            throw .invalidRequest(reason: "the server list could not be stored: \(error)")
+        }
+        fetchedAt.withLock { $0 = now }
+        selector.setCandidates(selector.configuredCandidates + addresses)
+        return true
+    }
+}

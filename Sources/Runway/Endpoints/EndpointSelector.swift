@@ -1,0 +1,249 @@
+import Foundation
+import HTTPTypes
+
+/// The fastest address of a service's host, measured from where the device is now, so that slow
+/// or hijacked DNS never sits in front of a request (seed 003: IP 直連, 選最快的 IP).
+///
+/// Give it the host name and its candidate addresses (IPv4 and IPv6; more can come from a
+/// server list, see ``EndpointList``) and put it on the ``Service``. Each round measures every
+/// candidate concurrently — a few attempts each, with a short timeout — and ranks the healthy
+/// ones. Until the first round ends, requests use DNS as usual: a probe never delays a request.
+///
+/// The engine connects to ``address`` only where the transport can choose a connection's
+/// address (``Transport/supportsConnectAddress``: the AsyncHTTPClient transport can, URLSession
+/// cannot), and changes nothing else: the `Host` field, TLS SNI and the certificate check stay
+/// on the host name, so a wrong address fails its TLS handshake rather than being trusted. A
+/// connection refused or unreachable at the chosen address marks it unhealthy and the next
+/// fastest takes over; with none left, requests fall back to DNS until the next round.
+///
+/// For example:
+///
+/// ```swift
+/// let selector = EndpointSelector(host: "api.example.com", port: 443, candidates: ["203.0.113.7", "2001:db8::7"])
+/// engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"], endpoints: selector))
+/// ```
+public final class EndpointSelector: Sendable {
+    /// How a candidate is measured.
+    public enum Probe: Sendable, Hashable {
+        /// The time of a TCP handshake: what connecting will cost. The default.
+        case tcpConnect
+        /// The time of a `GET` of `path` answered without a server error, sent to the address
+        /// through the engine's transport: for servers behind layer-7 balancers, where the
+        /// balancer answers every handshake at once.
+        case http(path: String)
+    }
+
+    /// Probing settings.
+    public struct Configuration: Sendable {
+        /// How candidates are measured. Default ``Probe/tcpConnect``.
+        public var probe: Probe = .tcpConnect
+        /// Attempts per candidate and round; a candidate is healthy when more than half succeed,
+        /// and ranked by the median. Default 3.
+        public var attempts: Int = 3
+        /// The longest an attempt may take. Default 1 s.
+        public var timeout: Duration = .seconds(1)
+        /// How often the engine measures again on its own. Default 10 minutes.
+        public var interval: Duration = .seconds(600)
+        /// Whether registering the service starts the rounds (``start(using:changes:)``). Turn
+        /// it off to call ``probe(using:)`` on a schedule of your own. Default `true`.
+        public var probesAutomatically = true
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What a round found for one candidate.
+    public struct Measurement: Sendable, Hashable {
+        /// The candidate.
+        public var address: String
+        /// The median time of its successful attempts; `nil` when it is not healthy.
+        public var time: Duration?
+    }
+
+    private struct State {
+        var candidates: [String]
+        var ranking: [String] = []
+        var unhealthy: Set<String> = []
+        var rounds = 0
+        var running: Task<Void, Never>?
+        var roundWaiters: [(after: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    /// The host name whose addresses are chosen between.
+    public let host: String
+    /// The port probes connect to (the service's port).
+    public let port: Int
+    /// The scheme of HTTP probes: `https` (the default) or `http`.
+    public let scheme: String
+    /// Probing settings.
+    public let configuration: Configuration
+    /// The candidates given at creation, which a server list adds to.
+    public let configuredCandidates: [String]
+    private let state: Locked<State>
+
+    /// Creates a selector for `host`.
+    ///
+    /// - parameters:
+    ///   - host: The host name as requests name it.
+    ///   - port: The port the service listens on (443 for HTTPS).
+    ///   - candidates: Numeric IPv4 or IPv6 addresses of the host; anything else is ignored.
+    ///   - scheme: The scheme of HTTP probes.
+    ///   - configuration: Probing settings.
+    public init(
+        host: String, port: Int, candidates: [String], scheme: String = "https", configuration: Configuration = Configuration()
+    ) {
+        self.host = host.lowercased()
+        self.port = port
+        self.scheme = scheme
+        self.configuration = configuration
+        configuredCandidates = Self.validated(candidates)
+        state = Locked(State(candidates: configuredCandidates))
+    }
+
+    /// The address to connect to now: the fastest healthy candidate of the last round not
+    /// marked unhealthy since; `nil` (use DNS) before the first round and when none is left.
+    public var address: String? {
+        state.withLock { state in state.ranking.first { !state.unhealthy.contains($0) } }
+    }
+
+    /// The candidates now measured.
+    public var candidates: [String] { state.withLock { $0.candidates } }
+
+    /// Rounds completed.
+    public var rounds: Int { state.withLock { $0.rounds } }
+
+    /// Returns once more than `count` rounds have completed: a round the app did not start
+    /// itself (on a network change, on the timer) can be awaited.
+    public func waitForRound(after count: Int) async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                guard state.rounds <= count else { return true }
+                state.roundWaiters.append((count, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Replaces the candidates (from a fresh server list); the next round measures them.
+    public func setCandidates(_ addresses: [String]) {
+        let valid = Self.validated(addresses)
+        state.withLock { state in
+            state.candidates = valid
+            state.ranking.removeAll { !valid.contains($0) }
+        }
+    }
+
+    /// Marks `address` unhealthy until the next round: the next fastest takes over.
+    public func reportFailure(of address: String) {
+        state.withLock { _ = $0.unhealthy.insert(address) }
+    }
+
+    /// Measures every candidate concurrently and ranks the healthy ones by their median.
+    ///
+    /// - parameter transport: Sends the probes of ``Probe/http(path:)``; unused for TCP.
+    @discardableResult
+    public func probe(using transport: (any Transport)? = nil) async -> [Measurement] {
+        let candidates = state.withLock { $0.candidates }
+        let measurements = await withTaskGroup(of: Measurement.self) { group in
+            for address in candidates {
+                group.addTask { [self] in
+                    Measurement(address: address, time: await self.measure(address, transport: transport))
+                }
+            }
+            return await group.reduce(into: [Measurement]()) { $0.append($1) }
+        }
+        let ranking = measurements.compactMap { measurement in measurement.time.map { (measurement.address, $0) } }
+            .sorted { $0.1 < $1.1 }.map(\.0)
+        let finished = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.ranking = ranking
+            state.unhealthy = []
+            state.rounds += 1
+            let rounds = state.rounds
+            defer { state.roundWaiters.removeAll { $0.after < rounds } }
+            return state.roundWaiters.filter { $0.after < rounds }.map(\.continuation)
+        }
+        for waiter in finished { waiter.resume() }
+        return measurements.sorted { ($0.time ?? .seconds(86_400)) < ($1.time ?? .seconds(86_400)) }
+    }
+
+    /// Probes now, then every ``Configuration/interval`` and whenever `changes` yields (a
+    /// network change), until ``stop()``. A second call while running does nothing.
+    public func start(using transport: (any Transport)? = nil, changes: AsyncStream<Void>? = nil) {
+        state.withLock { state in
+            guard state.running == nil else { return }
+            state.running = Task.detached { [self] in
+                let bell = Doorbell()
+                let listener = changes.map { changes in
+                    Task {
+                        for await _ in changes { bell.ring() }
+                    }
+                }
+                defer { listener?.cancel() }
+                while !Task.isCancelled {
+                    await probe(using: transport)
+                    await bell.wait(timeout: configuration.interval)
+                }
+            }
+        }
+    }
+
+    /// Stops the rounds ``start(using:changes:)`` began.
+    public func stop() {
+        let running = state.withLock { state -> Task<Void, Never>? in
+            defer { state.running = nil }
+            return state.running
+        }
+        running?.cancel()
+    }
+
+    private func measure(_ address: String, transport: (any Transport)?) async -> Duration? {
+        var times: [Duration] = []
+        let attempts = max(configuration.attempts, 1)
+        for _ in 0..<attempts {
+            if let time = await attempt(address, transport: transport) { times.append(time) }
+        }
+        guard times.count * 2 > attempts else { return nil }
+        return times.sorted()[times.count / 2]
+    }
+
+    private func attempt(_ address: String, transport: (any Transport)?) async -> Duration? {
+        switch configuration.probe {
+        case .tcpConnect:
+            return await TCPConnectProbe.connectTime(to: address, port: port, timeout: configuration.timeout)
+        case .http(let path):
+            guard let transport, transport.supportsConnectAddress else { return nil }
+            var request = TransportRequest(
+                head: HTTPRequest(
+                    method: .get, scheme: scheme, authority: "\(host):\(port)", path: path),
+                body: nil, timeout: configuration.timeout, apiName: "EndpointProbe")
+            request.connectAddress = address
+            let clock = ContinuousClock()
+            let started = clock.now
+            do {
+                let response = try await transport.send(request)
+                guard response.head.status.code < 500 else { return nil }
+                return clock.now - started
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    /// Whether a request to `authority` (`host[:port]`) goes to this selector's host.
+    func matches(authority: String?) -> Bool {
+        guard let authority else { return false }
+        var hostPart = Substring(authority)
+        if hostPart.hasPrefix("["), let end = hostPart.firstIndex(of: "]") {
+            hostPart = hostPart[hostPart.index(after: hostPart.startIndex)..<end]
+        } else if let colon = hostPart.lastIndex(of: ":") {
+            hostPart = hostPart[..<colon]
+        }
+        return hostPart.lowercased() == host
+    }
+
+    private static func validated(_ addresses: [String]) -> [String] {
+        var seen: Set<String> = []
+        return addresses.filter { TCPConnectProbe.isNumericAddress($0) && seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,36 @@
+#if canImport(Network) && !os(Linux)
+import Dispatch
+import Network
+
+/// The network path on Apple platforms, from `NWPathMonitor`.
+enum AppleNetworkPath {
+    static func monitor() -> NetworkMonitor {
+        let pathMonitor = NWPathMonitor()
+        let monitor = NetworkMonitor(path: path(of: pathMonitor.currentPath))
+        pathMonitor.pathUpdateHandler = { [weak monitor] update in monitor?.update(path(of: update)) }
+        pathMonitor.start(queue: DispatchQueue(label: "runway.network-monitor"))
+        let running = RunningMonitor(pathMonitor)
+        monitor.setStop { running.monitor.cancel() }
+        return monitor
+    }
+
+    /// Carries the path monitor into the stop closure (cancelling it is safe from any thread).
+    final class RunningMonitor: @unchecked Sendable {
+        let monitor: NWPathMonitor
+        init(_ monitor: NWPathMonitor) { self.monitor = monitor }
+    }
+
+    static func path(of path: NWPath) -> NetworkPath {
+        var kinds: [NetworkPath.Interface] = []
+        for (type, kind) in [
+            (NWInterface.InterfaceType.wiredEthernet, NetworkPath.Interface.wired), (.wifi, .wifi), (.cellular, .cellular),
+            (.other, .other),
+        ] where path.usesInterfaceType(type) {
+            kinds.append(kind)
+        }
+        return NetworkPath(
+            isReachable: path.status == .satisfied, interfaces: kinds, isExpensive: path.isExpensive,
+            isConstrained: path.isConstrained)
+    }
+}
+#endif

@@ -1,0 +1,112 @@
+/// The current ``NetworkPath`` and its changes (seeds 000, 001, 003: notice network changes,
+/// do not wait on a network that is not there, prefer Wi-Fi for work that can wait).
+///
+/// ``system()`` follows the platform: rtnetlink on Linux (link and address changes), and
+/// `NWPathMonitor` on Apple platforms. ``init(path:)`` makes one an app or a test drives with
+/// ``update(_:)``. Give it to the ``Engine``: while the path is unreachable, loads fail at once
+/// with ``RunwayError/noNetwork(reason:)`` (``RunwayError/NoNetworkReason/unreachable``)
+/// instead of waiting out a timeout, stale-if-offline cache entries answer as usual, operation-log
+/// uploads wait, and on the way back endpoint selectors measure again.
+public final class NetworkMonitor: Sendable {
+    private struct State {
+        var path: NetworkPath
+        var listeners: [Int: AsyncStream<NetworkPath>.Continuation] = [:]
+        var nextListener = 0
+        var stop: (@Sendable () -> Void)?
+    }
+
+    private let state: Locked<State>
+
+    /// A monitor whose path changes only through ``update(_:)``.
+    public init(path: NetworkPath) {
+        state = Locked(State(path: path))
+    }
+
+    /// A monitor following the system's network: rtnetlink on Linux, `NWPathMonitor` on Apple
+    /// platforms. Call ``stop()`` when done.
+    public static func system() -> NetworkMonitor {
+        #if os(Linux)
+        let monitor = NetworkMonitor(path: LinuxNetworkPath.current())
+        let watcher = LinuxNetworkPath.watch { [weak monitor] in monitor?.update(LinuxNetworkPath.current()) }
+        monitor.state.withLock { $0.stop = watcher }
+        return monitor
+        #elseif canImport(Network)
+        return AppleNetworkPath.monitor()
+        #else
+        return NetworkMonitor(path: .wired)
+        #endif
+    }
+
+    /// The path now.
+    public var path: NetworkPath { state.withLock { $0.path } }
+
+    /// Every later change of the path, as it happens; each call makes a new stream.
+    public func changes() -> AsyncStream<NetworkPath> {
+        let (stream, continuation) = AsyncStream<NetworkPath>.makeStream(bufferingPolicy: .bufferingNewest(8))
+        let id = state.withLock { state -> Int in
+            state.nextListener += 1
+            state.listeners[state.nextListener] = continuation
+            return state.nextListener
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Sets the path; listeners hear of it when it differs from the last one.
+    public func update(_ path: NetworkPath) {
+        let listeners = state.withLock { state -> [AsyncStream<NetworkPath>.Continuation] in
+            guard state.path != path else { return [] }
+            state.path = path
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.yield(path) }
+    }
+
+    /// Waits until the path satisfies `condition` or `limit` has passed, whichever is first.
+    ///
+    /// What work that can wait uses: an upload that prefers a path that is not expensive, but
+    /// not for longer than an hour.
+    ///
+    /// - returns: Whether the path satisfies `condition` now.
+    @discardableResult
+    public func wait(until condition: @escaping @Sendable (NetworkPath) -> Bool, atMost limit: Duration) async -> Bool {
+        let stream = changes()
+        if condition(path) { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await path in stream where condition(path) { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first || condition(self.path)
+        }
+    }
+
+    /// Stops following the system; the path stays as it was.
+    public func stop() {
+        let (stop, listeners) = state.withLock { state in
+            defer {
+                state.stop = nil
+                state.listeners = [:]
+            }
+            return (state.stop, Array(state.listeners.values))
+        }
+        stop?()
+        for listener in listeners { listener.finish() }
+    }
+
+    deinit {
+        state.withLock { $0.stop }?()
+    }
+
+    func setStop(_ stop: @escaping @Sendable () -> Void) {
+        state.withLock { $0.stop = stop }
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import Logging
+import NIOSSL
+@testable import Runway
+import RunwayNIO
+import RunwayServer
+import RunwayStorage
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fastest-address selection over real sockets: one host name, three loopback addresses
+/// (127.0.0.1–3, all loopback on Linux) with different latencies.
+@Suite("Endpoint selection", .timeLimit(.minutes(1)))
+struct EndpointSelectorTests {
+    static let host = "api.runway.test"
+
+    /// Rounds only when a test calls `probe`, so that none runs behind its back.
+    static var manual: EndpointSelector.Configuration {
+        var configuration = EndpointSelector.Configuration()
+        configuration.probesAutomatically = false
+        return configuration
+    }
+
+    /// A listener on `address:port` whose accept queue is full: the kernel drops new SYNs, so a
+    /// connect there waits for retransmits instead of completing.
+    final class FullListener: Sendable {
+        let listener: Int32
+        let fillers: [Int32]
+
+        init(address: String, port: Int) throws {
+            guard let (family, storage, length) = TCPConnectProbe.socketAddress(address, port: port) else {
+                throw RunwayError.invalidRequest(reason: "bad address")
+            }
+            let descriptor = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+            var reuse: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+            var bound = storage
+            let ok = withUnsafePointer(to: &bound) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, length) == 0 }
+            }
+            guard ok, listen(descriptor, 0) == 0 else {
+                _ = Glibc.close(descriptor)
+                throw RunwayError.invalidRequest(reason: "cannot listen on \(address):\(port)")
+            }
+            listener = descriptor
+            // Connections nobody accepts fill the queue (a backlog of 0 holds one).
+            var fillers: [Int32] = []
+            for _ in 0..<2 {
+                let filler = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+                _ = fcntl(filler, F_SETFL, fcntl(filler, F_GETFL) | O_NONBLOCK)
+                var target = storage
+                _ = withUnsafePointer(to: &target) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }
+                }
+                fillers.append(filler)
+            }
+            self.fillers = fillers
+        }
+
+        func close() {
+            for descriptor in fillers + [listener] { _ = Glibc.close(descriptor) }
+        }
+    }
+
+    static func engine(_ selector: EndpointSelector, scheme: String = "http", port: Int, transport: AsyncHTTPClientTransport)
+        -> (Engine, LogCapture)
+    {
+        let log = LogCapture()
+        let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in log })
+        engine.register(
+            Service(
+                id: .test, baseURLs: [.release: "\(scheme)://\(host):\(port)"], allowsInsecureHTTP: true, endpoints: selector))
+        return (engine, log)
+    }
+
+    @Test("TCP connect: the address that accepts is chosen; a full queue and a refusal are not; requests keep the host name")
+    func tcpProbeChoosesTheFastest() async throws {
+        let server = try await DemoServer.start(address: "127.0.0.1")
+        let slow = try FullListener(address: "127.0.0.2", port: server.port)
+        var configuration = Self.manual
+        configuration.timeout = .milliseconds(300)
+        let selector = EndpointSelector(
+            host: Self.host, port: server.port, candidates: ["127.0.0.2", "127.0.0.3", "127.0.0.1", "not-an-ip"],
+            configuration: configuration)
+        #expect(selector.candidates == ["127.0.0.2", "127.0.0.3", "127.0.0.1"], "names are not candidates")
+        #expect(selector.address == nil, "before the first round: DNS")
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            slow.close()
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let measurements = await selector.probe()
+            #expect(measurements.first?.address == "127.0.0.1" && measurements.first?.time != nil)
+            #expect(measurements.filter { $0.time == nil }.map(\.address).sorted() == ["127.0.0.2", "127.0.0.3"])
+            #expect(selector.address == "127.0.0.1")
+
+            let (engine, log) = Self.engine(selector, port: server.port, transport: transport)
+            let response = try await engine.perform(TestAPI(path: "/echo/hello"), params: [:]).get()
+            #expect(response.json?["authority"]?.stringValue == "\(Self.host):\(server.port)", "Host stays the name")
+            #expect(log.lines.last?.message.contains("via 127.0.0.1") == true)
+            #expect(log.lines.last?.metadata["net.peer.address"] == "127.0.0.1")
+        }
+    }
+
+    @Test("HTTP probes rank by answer time; a stopped address hands over to the next; none left falls back to DNS")
+    func httpProbeFailoverAndFallback() async throws {
+        let fast = try await DemoServer.start(address: "127.0.0.3")
+        let middle = try await DemoServer.start(address: "127.0.0.2", port: fast.port, healthDelay: .seconds(1))
+        let far = try await DemoServer.start(address: "127.0.0.1", port: fast.port, healthDelay: .seconds(2))
+        var configuration = Self.manual
+        configuration.probe = .http(path: "/health")
+        // One attempt each, a second apart: wider than a loaded machine's scheduling noise.
+        configuration.attempts = 1
+        configuration.timeout = .seconds(5)
+        let selector = EndpointSelector(
+            host: Self.host, port: fast.port, candidates: ["127.0.0.1", "127.0.0.2", "127.0.0.3"], scheme: "http",
+            configuration: configuration)
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await fast.stop()
+            await middle.stop()
+            await far.stop()
+        }) {
+            let (engine, log) = Self.engine(selector, port: fast.port, transport: transport)
+            let measurements = await selector.probe(using: transport)
+            #expect(measurements.map(\.address) == ["127.0.0.3", "127.0.0.2", "127.0.0.1"])
+            #expect(fast.probe.count("/health") == 1 && far.probe.count("/health") == 1)
+
+            _ = try await engine.perform(TestAPI(path: "/echo/one"), params: [:]).get()
+            #expect(fast.probe.count("/echo") == 1)
+
+            // The fastest stops: its refusal marks it, and the retry goes to the next fastest.
+            await fast.stop()
+            let retrying = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(10))
+            _ = try await engine.perform(TestAPI(path: "/echo/two", retryPolicy: retrying), params: [:]).get()
+            #expect(middle.probe.count("/echo") == 1)
+            #expect(selector.address == "127.0.0.2")
+            #expect(log.lines.last?.message.contains("via 127.0.0.2") == true)
+
+            // All stop: with no healthy address left the request asks DNS, which has never heard of
+            // the name.
+            await middle.stop()
+            await far.stop()
+            let result = await engine.perform(TestAPI(path: "/echo/three", retryPolicy: retrying), params: [:])
+            #expect(selector.address == nil)
+            guard case .failure(.noNetwork(let reason)) = result else {
+                Issue.record("expected no network, got \(result)")
+                return
+            }
+            #expect(reason == .dnsFailure, "the last attempt went to DNS")
+            #expect(log.lines.last?.metadata["net.peer.address"] == "-")
+        }
+    }
+
+    @Test("HTTPS through the chosen address keeps SNI and certificate checks on the host name")
+    func tlsStaysOnTheHostName() async throws {
+        let authority = try TestCertificateAuthority()
+        let right = try await DemoServer.start(tls: try authority.serverIdentity(dnsNames: [Self.host]))
+        let wrong = try await DemoServer.start(tls: try authority.serverIdentity(dnsNames: ["other.runway.test"]))
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try authority.rootCertificate()])
+        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        try await withCleanup({
+            try? await transport.shutdown()
+            await right.stop()
+            await wrong.stop()
+        }) {
+            for (server, succeeds) in [(right, true), (wrong, false)] {
+                let selector = EndpointSelector(
+                    host: Self.host, port: server.port, candidates: ["127.0.0.1"], configuration: Self.manual)
+                await selector.probe()
+                #expect(selector.address == "127.0.0.1")
+                let (engine, _) = Self.engine(selector, scheme: "https", port: server.port, transport: transport)
+                let result = await engine.perform(TestAPI(path: "/echo/secure"), params: [:])
+                if succeeds {
+                    let host = (try? result.get())?.json?["authority"]?.stringValue
+                    #expect(host == "\(Self.host):\(server.port)", "\(result)")
+                } else {
+                    guard case .failure(.tlsFailure) = result else {
+                        Issue.record("a certificate for another name must fail with tlsFailure, got \(String(describing: result))")
+                        continue
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("The server list: fetched at most once a day, kept in application support, used at the next launch without the network")
+    func serverListDailyAndAtLaunch() async throws {
+        let server = try await DemoServer.start(endpointList: ["127.0.0.2", "::1", "not-an-address", "127.0.0.3"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-endpoints-\(UUID().uuidString)")
+        let container = Container(root: folder)
+        let transport = AsyncHTTPClientTransport()
+        let engine = Engine(transport: transport)
+        engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }) {
+            let selector = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let list = try EndpointList(selector: selector, container: container)
+            #expect(list.lastFetched == nil)
+            let day = Date()
+            #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: day))
+            #expect(selector.candidates == ["127.0.0.1", "127.0.0.2", "::1", "127.0.0.3"])
+            #expect(try await !list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: day + 3600))
+            #expect(server.probe.count("/endpoints") == 1, "not again the same day")
+            #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: day + 86_401))
+            #expect(server.probe.count("/endpoints") == 2)
+
+            // The next launch starts from the stored list before any network.
+            let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let stored = try EndpointList(selector: relaunched, container: container)
+            #expect(relaunched.candidates == ["127.0.0.1", "127.0.0.2", "::1", "127.0.0.3"])
+            #expect(stored.lastFetched == day + 86_401)
+            let file = try container.url(for: "runway/endpoints/\(Self.host).list", in: .applicationSupport)
+            #expect(container.role(containing: file) == .applicationSupport)
+            #expect(try VersionedFile(url: file, format: EndpointList.format).storedVersion() == 1)
+        }
+    }
+
+    @Test("URLSession cannot choose an address: it says so, and its requests keep DNS")
+    func urlSessionKeepsDNS() async throws {
+        let server = try await DemoServer.start()
+        let selector = EndpointSelector(host: "localhost", port: server.port, candidates: ["127.0.0.1"])
+        await selector.probe()
+        let transport = URLSessionTransport()
+        #expect(!transport.supportsConnectAddress)
+        let log = LogCapture()
+        let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in log })
+        engine.register(
+            Service(
+                id: .test, baseURLs: [.release: "http://localhost:\(server.port)"], allowsInsecureHTTP: true,
+                endpoints: selector))
+        try await withCleanup({ await server.stop() }) {
+            _ = try await engine.perform(TestAPI(path: "/echo/plain"), params: [:]).get()
+            #expect(log.lines.last?.metadata["net.peer.address"] == "-")
+            #expect(selector.rounds == 1, "the engine did not start probing for a transport that cannot use it")
+        }
+    }
+}
