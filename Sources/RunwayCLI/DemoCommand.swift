@@ -21,6 +21,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print each request's log line.")
     var verbose = false
 
+    @Flag(name: .long, help: "Print the engine's swift-metrics at the end.")
+    var metrics = false
+
     @Option(name: .long, help: "The transport: nio (AsyncHTTPClient) or urlsession.")
     var transport: TransportChoice = .nio
 
@@ -41,7 +44,8 @@ struct DemoCommand: AsyncParsableCommand {
     private func runDemo(baseURL: String, transport: any Transport) async throws {
         var logger = Logger(label: "runway")
         logger.logLevel = verbose ? .info : .warning
-        let engine = Engine(transport: transport, logger: logger)
+        let collected = DemoMetrics()
+        let engine = Engine(transport: transport, logger: logger, metrics: EngineMetrics(factory: collected))
         engine.register(
             listingService(baseURL: baseURL, signer: HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret)))
 
@@ -70,6 +74,10 @@ struct DemoCommand: AsyncParsableCommand {
             print("  📍 \(pin.label) @ \(String(format: "%.3f", pin.latitude)), \(String(format: "%.3f", pin.longitude))")
         }
         print("\nDone: \(pins.count) listings from 3 APIs, 2 reformers, 1 engine.")
+        if metrics {
+            print("\nMetrics (swift-metrics, as a backend such as Prometheus would receive them):")
+            for line in collected.report() { print(line) }
+        }
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

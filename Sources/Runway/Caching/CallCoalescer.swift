@@ -24,7 +24,11 @@ final class CallCoalescer: Sendable {
     let joined = Locked<(@Sendable (String, Int) -> Void)?>(nil)
 
     /// Runs `operation` once per key among concurrent callers, handing each the outcome.
-    func run(_ key: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome {
+    ///
+    /// - parameter onJoin: Called when this call joined one already in flight.
+    func run(
+        _ key: String, onJoin: (() -> Void)? = nil, _ operation: @escaping @Sendable () async -> Outcome
+    ) async -> Outcome {
         let waiter = OneShot<Outcome>()
         let identity = ObjectIdentifier(waiter)
         let (callID, count) = state.withLock { state -> (UInt64, Int) in
@@ -49,6 +53,7 @@ final class CallCoalescer: Sendable {
             return (id, 1)
         }
         joined.withLock { $0 }?(key, count)
+        if count > 1 { onJoin?() }
         return await withTaskCancellationHandler {
             await waiter.value
         } onCancel: {

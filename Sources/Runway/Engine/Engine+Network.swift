@@ -259,10 +259,29 @@ extension Engine {
         }
     }
 
+    /// The load's metrics: its outcome and duration, its retries, and a cache answer's tier.
+    private func count<Value>(
+        _ result: Result<Value, RunwayError>, api: String, service: ServiceID, attempts: Attempts, duration: Duration,
+        in metrics: EngineMetrics
+    ) {
+        let outcome: String
+        switch result {
+        case .success(let value):
+            outcome = "success"
+            if case .cache(let tier, _, let isStale)? = (value as? RawResponse)?.origin {
+                metrics.cache(api: api, result: isStale ? "stale" : "hit", tier: tier.rawValue)
+            }
+        case .failure(.cancelled): outcome = "cancelled"
+        case .failure(let error): outcome = error.messageKey
+        }
+        metrics.load(api: api, service: service, outcome: outcome, duration: duration, retries: max(attempts.count - 1, 0))
+    }
+
     func log<Value>(
         _ loadID: LoadID, _ api: some API, service: ServiceID, _ result: Result<Value, RunwayError>,
         _ attempts: Attempts, _ duration: Duration
     ) {
+        if let metrics { count(result, api: api.name, service: service, attempts: attempts, duration: duration, in: metrics) }
         // Nothing of the line is built when the level filters it out (as in production).
         guard logger.logLevel <= RequestLog.level(of: result) else { return }
         let origin = result.map { value in (value as? RawResponse)?.origin ?? .network }

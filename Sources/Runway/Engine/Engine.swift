@@ -26,6 +26,8 @@ public final class Engine: Sendable {
     public let logger: Logger
     /// The response cache asked before the network, for APIs whose policy caches.
     public let cache: ResponseCache?
+    /// Where loads, retries, cache outcomes and coalesced joins are counted; `nil` counts nothing.
+    public let metrics: EngineMetrics?
     private let services = Locked<[ServiceID: RegisteredService]>([:])
     let sleep: @Sendable (Duration) async throws -> Void
     let coalescer = CallCoalescer()
@@ -41,12 +43,15 @@ public final class Engine: Sendable {
     ///   - logger: Receives one line per request; defaults to the label `runway`.
     ///   - network: The device's network (``NetworkMonitor/system()``); with it, loads fail at once
     ///     with ``RunwayError/noNetwork(reason:)`` while it is unreachable.
+    ///   - metrics: Counts loads, durations, retries, cache outcomes and coalesced joins through
+    ///     swift-metrics; by default through the factory bootstrapped in `MetricsSystem`.
     ///   - sleep: Waits between retries; replace it to observe or shorten backoff in tests.
     public init(
         transport: any Transport,
         cache: ResponseCache? = nil,
         logger: Logger = Logger(label: "runway"),
         network: NetworkMonitor? = nil,
+        metrics: EngineMetrics? = EngineMetrics(),
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.transport = transport
@@ -54,6 +59,7 @@ public final class Engine: Sendable {
         self.logger = logger
         self.sleep = sleep
         self.network = network
+        self.metrics = metrics
     }
 
     /// Adds `service`, or replaces the one registered under its identifier.
@@ -161,8 +167,11 @@ public final class Engine: Sendable {
             log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), ContinuousClock.now - started)
             return result
         }
+        if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         let attemptsSeen = Locked(Attempts())
-        var result = await coalescer.run(key.hash) { [self] in
+        let metrics = self.metrics
+        let apiName = api.name
+        var result = await coalescer.run(key.hash, onJoin: { metrics?.coalesced(api: apiName) }) { [self] in
             let generation = cache.currentGeneration
             let (result, attempts) = await network(api, params: params, registered: registered, land: land)
             attemptsSeen.withLock { $0 = attempts }

@@ -145,7 +145,10 @@ public final class URLSessionTransport: Transport {
         // URLError -1 with curl's CURLE_PARTIAL_FILE text ("transfer closed with 989 bytes
         // remaining to read", "transfer closed with outstanding read data remaining"): the fault
         // Apple's URLSession calls networkConnectionLost and AsyncHTTPClient a closed connection.
-        if urlError.code == .unknown, urlError.localizedDescription.hasPrefix("transfer closed with") {
+        // A pooled connection the server closed meanwhile fails the same way, with curl's
+        // CURLE_RECV_ERROR / CURLE_SEND_ERROR / CURLE_GOT_NOTHING texts.
+        let connectionFaults = ["transfer closed with", "Recv failure", "Send failure", "Failed sending data", "Empty reply"]
+        if urlError.code == .unknown, connectionFaults.contains(where: urlError.localizedDescription.hasPrefix) {
             return .connectionLost
         }
         #endif
@@ -162,7 +165,7 @@ public final class URLSessionTransport: Transport {
         case .networkConnectionLost: return .connectionLost
         case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
             return .invalidResponse(reason: urlError.localizedDescription)
-        default: return .transport(description: "URLError \(urlError.code.rawValue)")
+        default: return .transport(description: "URLError \(urlError.code.rawValue): \(urlError.localizedDescription)")
         }
     }
 }
