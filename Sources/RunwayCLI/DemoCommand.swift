@@ -35,13 +35,21 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         // The listing APIs are signed: the server admits only requests its verifier accepts.
         let verifier = SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]])
-        try await withDemoServer(signatureVerifier: verifier) { server, nio in
-            try await runDemo(baseURL: server.baseURL, transport: transport == .nio ? nio : URLSessionTransport())
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("runway-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = try SQLiteOperationLogStore(url: scratch.appendingPathComponent("collector.sqlite"))
+        try await withDemoServer(signatureVerifier: verifier, collector: OperationLogCollector(store: store)) { server, nio in
+            try await runDemo(
+                baseURL: server.baseURL, port: server.port, transport: transport == .nio ? nio : URLSessionTransport(),
+                scratch: scratch, store: store)
         }
     }
 
     @MainActor
-    private func runDemo(baseURL: String, transport: any Transport) async throws {
+    private func runDemo(
+        baseURL: String, port: Int, transport: any Transport, scratch: URL, store: SQLiteOperationLogStore
+    ) async throws {
         var logger = Logger(label: "runway")
         logger.logLevel = verbose ? .info : .warning
         let collected = DemoMetrics()
@@ -74,6 +82,8 @@ struct DemoCommand: AsyncParsableCommand {
             print("  📍 \(pin.label) @ \(String(format: "%.3f", pin.latitude)), \(String(format: "%.3f", pin.longitude))")
         }
         print("\nDone: \(pins.count) listings from 3 APIs, 2 reformers, 1 engine.")
+        try await DemoExtras.operationLogs(engine: engine, baseURL: baseURL, scratch: scratch, store: store)
+        try await DemoExtras.endpoints(engine: engine, transport: transport, port: port)
         if metrics {
             print("\nMetrics (swift-metrics, as a backend such as Prometheus would receive them):")
             for line in collected.report() { print(line) }
