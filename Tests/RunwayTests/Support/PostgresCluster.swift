@@ -37,20 +37,32 @@ struct PostgresCluster {
         if asPostgresUser {
             try await run("/bin/chown", ["postgres:postgres", folder.path], asPostgresUser: false)
         }
-        let cluster = PostgresCluster(
-            folder: folder, port: try freePort(), binaries: binaries, asPostgresUser: asPostgresUser)
         let data = folder.appendingPathComponent("data").path
         try await run(
             binaries.appendingPathComponent("initdb").path,
             ["-D", data, "-U", "runway", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"],
             asPostgresUser: asPostgresUser)
-        try await run(
-            binaries.appendingPathComponent("pg_ctl").path,
-            [
-                "-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-o",
-                "-p \(cluster.port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off", "start",
-            ], asPostgresUser: asPostgresUser)
-        return cluster
+        // A port free when chosen can be taken before the server binds it (a busy suite opens
+        // many connections): a start that fails is tried again on another port.
+        var failure: (any Error)?
+        for _ in 0..<5 {
+            let cluster = PostgresCluster(folder: folder, port: try freePort(), binaries: binaries, asPostgresUser: asPostgresUser)
+            do {
+                try await run(
+                    binaries.appendingPathComponent("pg_ctl").path,
+                    [
+                        "-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-o",
+                        "-p \(cluster.port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=20 "
+                            + "-c shared_buffers=16MB -c dynamic_shared_memory_type=mmap", "start",
+                    ], asPostgresUser: asPostgresUser)
+                return cluster
+            } catch {
+                let log = (try? String(contentsOf: folder.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+                failure = Unavailable(description: "\(error); server log: \(log.suffix(2000))")
+            }
+        }
+        try? FileManager.default.removeItem(at: folder)
+        throw failure ?? Unavailable(description: "the server did not start")
     }
 
     /// A client configuration for the cluster's `postgres` database.
@@ -107,22 +119,24 @@ struct PostgresCluster {
         }
     }
 
-    /// A loopback port nothing listens on now (the kernel's choice for a socket bound to port 0).
+    /// A loopback port nothing listens on now, below the kernel's ephemeral range (32768 and up
+    /// here), so that the suite's own outgoing connections do not take it meanwhile.
     private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Unavailable(description: "socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<32_000)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw Unavailable(description: "socket() failed") }
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 }
             }
+            if bound { return port }
         }
-        guard bound else { throw Unavailable(description: "bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        throw Unavailable(description: "no free loopback port between 20000 and 32000")
     }
 }
