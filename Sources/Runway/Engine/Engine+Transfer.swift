@@ -20,7 +20,7 @@ extension Engine {
         })
         let task = Task { [self] in
             defer { continuation.finish() }
-            return await perform(api, params: params, body: body, loadID: loadID, ignoringCache: true, hooks: hooks)
+            return await perform(api, params: params, body: body, loadID: loadID, ignoringCache: true, hooks: hooks).result
         }
         return Transfer(progress: progress, task: task)
     }

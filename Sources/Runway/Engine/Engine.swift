@@ -132,20 +132,23 @@ public final class Engine: Sendable {
         ignoringCache: Bool = false
     ) async -> Result<RawResponse, RunwayError> {
         await perform(api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
+            .result
     }
 
-    /// ``perform(_:params:body:loadID:ignoringCache:)`` with a transfer's hooks.
+    /// ``perform(_:params:body:loadID:ignoringCache:)`` with a transfer's hooks, also reporting
+    /// the wait the last answer's `Retry-After` asked for: a caller that keeps work for later
+    /// (the operation log) honours it beyond the engine's own retries.
     func perform<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool,
         hooks: TransferHooks
-    ) async -> Result<RawResponse, RunwayError> {
+    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let loadID = loadID ?? .next()
         let started = ContinuousClock.now
         guard let registered = services.withLock({ $0[api.service] }) else {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(reason: "no service is registered as \"\(api.service)\""))
             log(loadID, api, service: api.service, result, Attempts(), ContinuousClock.now - started)
-            return result
+            return (result, nil)
         }
         let service = registered.service
         let policy = api.cachePolicy
@@ -159,13 +162,13 @@ public final class Engine: Sendable {
             let (result, attempts) = await network(
                 api, params: params, body: body, registered: registered, hooks: hooks, land: land)
             log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
-            return result
+            return (result, attempts.retryAfter)
         }
 
         if !ignoringCache, let hit = await cache.lookup(key, policy: policy, allowExpired: false, parsesJSON: api.responseFormat == .json) {
             let result = landFromCache(hit, api: api, service: service, registered: registered, params: params)
             log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), ContinuousClock.now - started)
-            return result
+            return (result, nil)
         }
         if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         let attemptsSeen = Locked(Attempts())
@@ -185,8 +188,9 @@ public final class Engine: Sendable {
         {
             result = landFromCache(stale, api: api, service: service, registered: registered, params: params)
         }
-        log(loadID, api, service: service.id, result, attemptsSeen.withLock { $0 }, ContinuousClock.now - started)
-        return result
+        let attempts = attemptsSeen.withLock { $0 }
+        log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
+        return (result, attempts.retryAfter)
     }
 
     /// Lands a cached entry like a network response: the convention and the response validator

@@ -448,7 +448,9 @@ public final class OperationLog: Sendable {
         let api = OperationLogUploadAPI(
             service: service, path: configuration.path, batchKey: batch.key, timeout: configuration.timeout,
             retryPolicy: configuration.retryPolicy)
-        let (result, retryAfter) = await engine.performUncached(api, body: .data(body, contentType: "application/json"))
+        let (result, retryAfter) = await engine.perform(
+            api, params: [:], body: .data(body, contentType: "application/json"), loadID: nil, ignoringCache: true,
+            hooks: TransferHooks())
         switch result {
         case .success:
             do {
