@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import PostgresNIO
+import RunwayExamples
 import RunwayServer
 
 /// `runway serve`: run the demo server, with the operation-log collector, until interrupted.
@@ -34,11 +36,19 @@ struct ServeCommand: AsyncParsableCommand {
             store = try SQLiteOperationLogStore(url: URL(fileURLWithPath: path))
             storeDescription = path
         }
+        // `/signed/echo/…` verifies the demo key, so `runway demo --server` can show signing.
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]])
         let server = try await DemoServer.start(
-            collector: OperationLogCollector(store: store), logLevel: quiet ? .critical : .info)
+            signatureVerifier: verifier, verifiesEverything: false, collector: OperationLogCollector(store: store),
+            logLevel: quiet ? .critical : .info)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
-        FileHandle.standardOutput.write(Data("Runway demo server at \(server.baseURL) — Ctrl-C to stop\n".utf8))
-        FileHandle.standardOutput.write(Data("Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)\n".utf8))
+        var banner = "Runway demo server at \(server.baseURL) — Ctrl-C to stop\n"
+        banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)\n"
+        if !quiet {
+            banner += "Routes:\n" + DemoServer.routes.map { "  \($0)\n" }.joined()
+            banner += "Try: swift run runway demo --server \(server.baseURL)\n"
+        }
+        FileHandle.standardOutput.write(Data(banner.utf8))
         while !Task.isCancelled {
             try await Task.sleep(for: .seconds(3600))
         }

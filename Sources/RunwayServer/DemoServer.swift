@@ -46,6 +46,9 @@ public final class DemoServer: Sendable {
     ///     speaks HTTPS and offers HTTP/2 by ALPN. Without it, plain HTTP/1.1.
     ///   - signatureVerifier: When given, the listing APIs and `/signed/echo/…` admit only
     ///     requests it verifies.
+    ///   - verifiesEverything: With `false`, the verifier guards `/signed/echo/…` only, and the
+    ///     listing APIs and the collector stay open (`runway serve`: benchmarks and unsigned
+    ///     clients reach them, and the demo's signing chapter still has a verifier to talk to).
     ///   - collector: When given, the operation-log collector's routes (`/oplog/…`), behind
     ///     `signatureVerifier` when that is given too.
     ///   - address: The address to listen on: 127.0.0.1 by default; any of 127.0.0.0/8 on Linux,
@@ -58,19 +61,20 @@ public final class DemoServer: Sendable {
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
-        collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
+        verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
         healthDelay: Duration = .zero, endpointList: [String] = [], logLevel: Logger.Level = .critical
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
         if let signatureVerifier {
-            let signed = router.group().add(middleware: signatureVerifier)
-            ListingRoutes.add(to: signed, catalog: ListingCatalog(), probe: probe)
             FaultRoutes.addEcho(to: router.group("/signed").add(middleware: signatureVerifier), probe: probe)
+        }
+        if let signatureVerifier, verifiesEverything {
+            ListingRoutes.add(to: router.group().add(middleware: signatureVerifier), catalog: ListingCatalog(), probe: probe)
         } else {
             ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
         }
-        collector?.add(to: router, verifier: signatureVerifier)
+        collector?.add(to: router, verifier: verifiesEverything ? signatureVerifier : nil)
         router.get("/health") { _, _ -> Response in
             probe.record("/health")
             if healthDelay > .zero { try await Task.sleep(for: healthDelay) }
@@ -115,6 +119,25 @@ public final class DemoServer: Sendable {
         running.cancel()
         _ = await running.result
     }
+}
+
+extension DemoServer {
+    /// Every route the server answers, one line each: what `runway serve` prints.
+    public static let routes: [String] = [
+        "GET  /listings/{esf|zf|xf}?page=&page_size=&city=   listing pages in a {code, data} envelope",
+        "GET  /listings/{esf|zf|xf}/{id}                     one listing",
+        "ANY  /echo/…                                        the request as the server saw it",
+        "ANY  /signed/echo/…                                 the same, for signed requests only (reason on 401)",
+        "GET  /health  ·  GET /endpoints                     health, and the server list for endpoint selection",
+        "POST /oplog/batches  ·  GET /oplog/stats            the operation-log collector",
+        "POST /auth/token  ·  GET /auth/me                   token refresh and a bearer-protected profile",
+        "POST|PUT /upload/raw  ·  POST /upload/multipart     streamed uploads, answered with size and SHA-256",
+        "GET  /files/blob?size=&version=                     downloads with ETag and Range",
+        "GET  /faults/flaky?key=&failures=&retry_after=      503 a number of times, then 200",
+        "GET  /faults/{hang|stall|drip|drop|gate/KEY}        servers that hang, stall, drip or drop",
+        "GET  /faults/cacheable?key=                         a count per key, cacheable",
+        "ANY  /faults/redirect?to=&status=                   redirects",
+    ]
 }
 
 /// Why the demo server did not start.

@@ -1,23 +1,98 @@
 import Foundation
 import Testing
 
-/// `runway demo`, end to end in a child process: it exits 0 only when every part saw what it
-/// expected, and prints figures from the run.
-@Suite("Demo", .timeLimit(.minutes(2)))
+/// `runway demo`, end to end in child processes: it exits 0 only when every chapter saw what
+/// it expected, and its JSON summary carries figures measured in the run.
+@Suite("Demo", .timeLimit(.minutes(3)))
 struct DemoTests {
-    @Test("runway demo --metrics exits 0 and shows listings, operation-log batches, the chosen endpoint and metrics")
+    @Test("runway demo --json --metrics: every chapter passes, with the figures of the run")
     func demoRunsEndToEnd() async throws {
-        let (process, reader) = try startNiced(["demo", "--metrics"])
-        let output = await offThePool {
+        let (status, summary, output) = try await runDemo(["--json", "--metrics"])
+        #expect(status == 0, "\(output)")
+        #expect(summary["passed"] as? Bool == true)
+        let chapters = try #require(summary["chapters"] as? [[String: Any]])
+        #expect(chapters.map { $0["name"] as? String } == [
+            "services", "signing", "reformers", "validation", "strategies", "landing", "pagination", "retries", "cache",
+            "offline", "memory", "oplog", "endpoints", "storage",
+        ])
+        for chapter in chapters {
+            #expect(chapter["status"] as? String == "passed", "\(chapter)")
+        }
+        let figures = Dictionary(uniqueKeysWithValues: chapters.map { ($0["name"] as? String ?? "", $0["figures"] as? [String: Any] ?? [:]) })
+        #expect(figures["signing"]?["tamperedReason"] as? String == "bad_signature")
+        #expect(figures["reformers"]?["rows"] as? Int == 30)
+        #expect(figures["validation"]?["sentForInvalid"] as? Int == 0)
+        #expect(figures["pagination"]?["items"] as? Int == 45)
+        #expect(figures["retries"]?["attempts"] as? Int == 3)
+        #expect(figures["cache"]?["origins"] as? [String] == ["network", "memory", "disk"])
+        #expect(figures["cache"]?["burstRequests"] as? Int == 1)
+        #expect(figures["offline"]?["offlineRequests"] as? Int == 0)
+        #expect(figures["oplog"]?["uploads"] as? [Int] == [30, 30, 30])
+        #expect(figures["oplog"]?["stored"] as? Int == 95)
+        #expect(figures["endpoints"]?["chosen"] as? String == "127.0.0.1")
+        let metrics = try #require(summary["metrics"] as? [String])
+        #expect(metrics.contains("runway_loads_total {api=OperationLogUpload service=oplog outcome=success} 4"))
+    }
+
+    @Test("runway demo --server runs against runway serve in another process, skipping only the in-process chapters")
+    func demoAgainstServe() async throws {
+        let server = try await ChildDemoServer()
+        let result = await Result { try await runDemo(["--server", server.baseURL, "--json"]) }
+        await server.stop()
+        let (status, summary, output) = try result.get()
+        #expect(status == 0, "\(output)")
+        let chapters = try #require(summary["chapters"] as? [[String: Any]])
+        let skipped = chapters.filter { $0["status"] as? String == "skipped" }.compactMap { $0["name"] as? String }
+        #expect(skipped == ["strategies", "landing", "endpoints"])
+        #expect(chapters.filter { $0["status"] as? String == "passed" }.count == chapters.count - 3)
+    }
+
+    @Test("a chapter that does not see what it expects names itself and why, and the demo exits 1")
+    func failingChapter() async throws {
+        // Nothing listens on port 1: the chapter's loads cannot reach a server.
+        let (status, summary, output) = try await runDemo(["--server", "http://127.0.0.1:1", "--chapter", "pagination", "--json"])
+        #expect(status == 1, "\(output)")
+        #expect(summary["passed"] as? Bool == false)
+        let chapter = try #require((summary["chapters"] as? [[String: Any]])?.first)
+        #expect(chapter["name"] as? String == "pagination")
+        #expect(chapter["status"] as? String == "failed")
+        #expect((chapter["reason"] as? String)?.isEmpty == false)
+    }
+
+    @Test("an unknown chapter is refused with the list of chapters")
+    func unknownChapter() async throws {
+        let (status, _, output) = try await runDemo(["--chapter", "nope"], parse: false)
+        #expect(status != 0)
+        #expect(output.contains("no chapter nope"))
+        #expect(output.contains("services, signing"))
+    }
+
+    /// Runs `runway demo` with `arguments`; its exit status, its last line of standard output
+    /// as JSON, and everything it printed.
+    private func runDemo(_ arguments: [String], parse: Bool = true) async throws -> (Int32, [String: Any], String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
+        process.arguments = ["-n", "19", runwayExecutable().path, "demo"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let reader = output.fileHandleForReading
+        let text = await offThePool {
             let data = reader.readDataToEndOfFile()
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }
-        #expect(process.terminationStatus == 0, "\(output)")
-        #expect(output.contains("Done: 30 listings from 3 APIs"))
-        #expect(output.contains("3 uploads of 30, 30, 30 events"))
-        #expect(output.contains("the collector holds 95 events"))
-        #expect(output.contains("chosen: 127.0.0.1"))
-        #expect(output.contains("runway_loads_total {api=OperationLogUpload service=oplog outcome=success} 4"))
+        guard parse else { return (process.terminationStatus, [:], text) }
+        let line = text.split(separator: "\n").last.map(String.init) ?? ""
+        let summary = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+        return (process.terminationStatus, summary, text)
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of `body`, returned or thrown.
+    init(_ body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

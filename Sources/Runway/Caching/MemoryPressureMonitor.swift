@@ -87,8 +87,9 @@ public final class MemoryPressureMonitor: Sendable {
 
     deinit { stop() }
 
-    /// Runs the handler as a pressure event would.
-    func simulatePressure() { handler() }
+    /// Runs the handler as a pressure event would: what the simulator's "Simulate Memory
+    /// Warning" is to an app, for a debug menu or a test of what the app frees.
+    public func simulatePressure() { handler() }
 
     #if canImport(Darwin)
     /// Dispatch sources are thread-safe; the box carries one into the stop closure.

@@ -168,6 +168,14 @@ public final class ResponseCache: Sendable {
         return Hit(entry: entry, tier: .disk, isExpired: !fresh)
     }
 
+    /// A fresh entry of the memory tier, without touching the disk: what a new network flight
+    /// checks first, because a load that missed the cache while an earlier flight for the same
+    /// key was ending finds that flight's answer here (it is stored before the flight ends).
+    func freshInMemory(_ key: CacheKey) -> Hit? {
+        guard let entry = memory.entry(key.hash), entry.expiresAt > now() else { return nil }
+        return Hit(entry: entry, tier: .memory, isExpired: false)
+    }
+
     /// Keeps a successful response in the tiers the policy names, unless a removal happened
     /// since `generation` was read (when the load began).
     ///

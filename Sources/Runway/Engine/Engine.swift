@@ -175,6 +175,11 @@ public final class Engine: Sendable {
         let metrics = self.metrics
         let apiName = api.name
         var result = await coalescer.run(key.hash, onJoin: { metrics?.coalesced(api: apiName) }) { [self] in
+            // A flight for this key may have ended between this load's lookup and now: its
+            // answer is in memory, and a second request would be one too many.
+            if !ignoringCache, let hit = cache.freshInMemory(key) {
+                return landFromCache(hit, api: api, service: service, registered: registered, params: params)
+            }
             let generation = cache.currentGeneration
             let (result, attempts) = await network(api, params: params, registered: registered, land: land)
             attemptsSeen.withLock { $0 = attempts }

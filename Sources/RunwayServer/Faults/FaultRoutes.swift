@@ -115,9 +115,12 @@ enum FaultRoutes {
                 })
         }
         router.get("/faults/stall") { request, _ -> Response in
-            probe.record("/faults/stall")
-            // Hold the rest until the client goes away (or the server stops).
+            // Counted once the head and the first bytes are written: a client whose deadline
+            // ended before that (a loaded machine) never saw a stalled body, and a test waiting
+            // for its connection to close would wait for a close that already happened.
             return partialJSON {
+                probe.record("/faults/stall")
+                // Hold the rest until the client goes away (or the server stops).
                 try await holdUntilClientLeaves(request, probe: probe)
                 throw HTTPError(.serviceUnavailable)
             }

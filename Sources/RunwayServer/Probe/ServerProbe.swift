@@ -33,6 +33,9 @@ public final class ServerProbe: Sendable {
     /// How many requests arrived for `key` (a route, or a route plus a test's own key).
     public func count(_ key: String) -> Int { state.withLockedValue { $0.counts[key, default: 0] } }
 
+    /// How many times `event` has happened so far: what to add to when waiting for the next.
+    public func count(of event: Event) -> Int { state.withLockedValue { Self.total(of: event, in: $0) } }
+
     /// Counts one request for `key` and returns the new count.
     @discardableResult
     func record(_ key: String) -> Int {

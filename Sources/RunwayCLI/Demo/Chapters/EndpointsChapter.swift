@@ -1,0 +1,43 @@
+import Foundation
+import HTTPTypes
+import Runway
+
+extension DemoChapter {
+    /// Three candidate addresses for one host name: the one that answers is chosen, and the
+    /// request goes there with its Host field unchanged (seed 003: 選最快的 IP).
+    static let endpoints = DemoChapter("endpoints", "The fastest endpoint instead of DNS (seed 003: 選最快的 IP)", needsInProcessServer: true) { context, log in
+        var configuration = EndpointSelector.Configuration()
+        configuration.probesAutomatically = false
+        configuration.timeout = .milliseconds(500)
+        let selector = EndpointSelector(
+            host: "api.runway.test", port: context.port, candidates: ["127.0.0.3", "127.0.0.2", "127.0.0.1"],
+            configuration: configuration)
+        let measurements = await selector.probe()
+        for measurement in measurements {
+            log.say("\(measurement.address): \(measurement.time.map { "connected in \(readable(milliseconds: $0.milliseconds))" } ?? "no answer (nothing listens there)")")
+        }
+        log.figure("answered", .int(measurements.filter { $0.time != nil }.count))
+        guard context.wire.supportsConnectAddress else {
+            context.engine.register(Service(id: "edge", baseURLs: [.release: context.baseURL], endpoints: selector))
+            let response = try await context.engine.perform(HealthAPI()).get()
+            log.say("this transport (URLSession) cannot choose an address: requests keep DNS "
+                + "(GET \(context.baseURL)/health answered \(response.status.code))")
+            return
+        }
+        context.engine.register(
+            Service(id: "edge", baseURLs: [.release: "http://api.runway.test:\(context.port)"], allowsInsecureHTTP: true, endpoints: selector))
+        let response = try await context.engine.perform(HealthAPI()).get()
+        let servedBy = response.json?["address"]?.stringValue ?? "?"
+        log.say("chosen: \(selector.address ?? "DNS"); GET http://api.runway.test:\(context.port)/health → \(response.status.code) from \(servedBy), "
+            + "Host still api.runway.test")
+        log.figure("chosen", .string(selector.address ?? "DNS"))
+        try log.require(selector.address == "127.0.0.1" && servedBy == "127.0.0.1", "expected 127.0.0.1 to be chosen and to answer")
+    }
+}
+
+/// `GET /health` on the edge service.
+struct HealthAPI: API {
+    var service: ServiceID { "edge" }
+    var path: String { "/health" }
+    var method: HTTPRequest.Method { .get }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import HTTPTypes
+import Runway
+
+extension DemoChapter {
+    /// 95 taps: three uploads of 30 now, the 5 left at the next launch; signed, gzip, stored
+    /// once (seed 003: 打包上傳; seed 001: bursty, not chatty).
+    static let operationLogs = DemoChapter("oplog", "Operation logs in batches of 30 (seed 003: 打包上傳)") { context, log in
+        context.engine.register(Service(id: "oplog", baseURLs: [.release: context.baseURL], signer: context.signer))
+        let storedBefore = try await Self.collectedEvents(context.engine)
+        var configuration = OperationLog.Configuration()
+        configuration.maximumAge = .seconds(3600)
+        let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
+        let operations = try OperationLog(
+            engine: context.engine, service: "oplog", container: context.container, configuration: configuration
+        ) { sink.yield($0) }
+        for index in 0..<95 { try operations.record("listing.tap", payload: ["position": .int(index % 20)]) }
+        var uploads: [OperationLog.UploadReport] = []
+        for await report in reports {
+            uploads.append(report)
+            if uploads.count == 3 { break }
+        }
+        let left = try await operations.status().pending
+        await operations.close()
+        let sent = uploads.reduce(0) { $0 + $1.bodyBytes }
+        let json = uploads.reduce(0) { $0 + $1.uncompressedBytes }
+        log.say("95 taps recorded → \(uploads.count) uploads of \(uploads.map { String($0.eventCount) }.joined(separator: ", ")) events, "
+            + "\(sent) B gzip for \(json) B of JSON; \(left) wait for a full batch")
+
+        let (nextReports, nextSink) = AsyncStream<OperationLog.UploadReport>.makeStream()
+        let relaunched = try OperationLog(
+            engine: context.engine, service: "oplog", container: context.container, configuration: configuration
+        ) { nextSink.yield($0) }
+        var leftovers = 0
+        for await report in nextReports {
+            leftovers = report.eventCount
+            break
+        }
+        await relaunched.close()
+        let stored = try await Self.collectedEvents(context.engine) - storedBefore
+        log.say("next launch → 1 upload of the \(leftovers) left; the collector stored \(stored) new events, each once")
+        log.figure("uploads", .array(uploads.map { .int($0.eventCount) }))
+        log.figure("leftovers", .int(leftovers))
+        log.figure("gzipBytes", .int(sent))
+        log.figure("jsonBytes", .int(json))
+        log.figure("stored", .int(stored))
+        try log.require(uploads.map(\.eventCount) == [30, 30, 30], "expected three uploads of 30")
+        try log.require(leftovers == 5 && stored == 95, "expected 5 left for the next launch and 95 stored")
+    }
+
+    /// The events the collector holds (`GET /oplog/stats`).
+    private static func collectedEvents(_ engine: Engine) async throws -> Int {
+        try await engine.perform(CollectorStatsAPI()).get().json?["events"]?.intValue ?? 0
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Runway
+
+extension DemoChapter {
+    /// Every request of a service is signed; the server verifies the signature over method,
+    /// host, path, query, body hash, a timestamp and a nonce, so a request changed on the way or
+    /// sent twice is refused with its reason.
+    static let signing = DemoChapter("signing", "Signing (seed 003: 簽名)") { context, log in
+        let tap = Wiretap(context.wire)
+        let engine = Engine(transport: tap, logger: context.logger, metrics: nil)
+        engine.register(Service(id: .demo, baseURLs: [.release: context.baseURL], signer: context.signer))
+        let api = DemoAPI("SignedEchoAPI", path: "/signed/echo/listing")
+
+        let signed = try await engine.perform(api, params: ["id": 7]).get()
+        let fields = (signed.json?["headers"]?.objectValue ?? [:]).keys.filter { $0.lowercased().hasPrefix("x-runway-") }.sorted()
+        log.say("signed GET /signed/echo/listing?id=7 → \(signed.status.code); the server checked \(fields.joined(separator: ", "))")
+        guard let captured = tap.last else { throw DemoChapterFailure(description: "no request was captured") }
+
+        tap.tamper = { request in
+            request.head.path = request.head.path?.replacingOccurrences(of: "id=7", with: "id=8")
+        }
+        let tampered = await engine.perform(api, params: ["id": 7])
+        let tamperedReason = Self.refusal(tampered)
+        log.say("the same request, its query changed on the way (id=7 → id=8) → \(tamperedReason.status) \(tamperedReason.reason)")
+
+        let replayed = try await context.wire.send(captured)
+        let replayReason = (try? JSON(parsing: replayed.body))?["reason"]?.stringValue ?? "?"
+        log.say("the first request, captured and sent again → \(replayed.head.status.code) \(replayReason)")
+
+        log.figure("signedStatus", .int(signed.status.code))
+        log.figure("tamperedReason", .string(tamperedReason.reason))
+        log.figure("replayedReason", .string(replayReason))
+        try log.require(signed.status.code == 200, "the signed request was refused")
+        try log.require(tamperedReason.status == 401 && tamperedReason.reason == "bad_signature", "the tampered request was not refused as bad_signature")
+        try log.require(replayed.head.status.code == 401 && replayReason == "replayed_nonce", "the replay was not refused as replayed_nonce")
+    }
+
+    /// The status and machine-readable reason of a refused load.
+    private static func refusal(_ result: Result<RawResponse, RunwayError>) -> (status: Int, reason: String) {
+        guard case .failure(.httpStatus(let code, let body)) = result else { return (0, "not refused: \(result)") }
+        return (code, (try? JSON(parsing: body))?["reason"]?.stringValue ?? "?")
+    }
+}
+
+/// A transport between the engine and the wire that can change a request after it was signed
+/// (what an attacker on the path would do) and keeps the last request it sent.
+final class Wiretap: Transport, Sendable {
+    private let base: any Transport
+    private let state = NIOLockedValueBox<(tamper: (@Sendable (inout TransportRequest) -> Void)?, last: TransportRequest?)>((nil, nil))
+
+    init(_ base: any Transport) { self.base = base }
+
+    var enforcesTimeout: Bool { base.enforcesTimeout }
+
+    /// Changes each request before it is sent; `nil` sends them as signed.
+    var tamper: (@Sendable (inout TransportRequest) -> Void)? {
+        get { state.withLockedValue { $0.tamper } }
+        set { state.withLockedValue { $0.tamper = newValue } }
+    }
+
+    /// The last request sent, as it went on the wire.
+    var last: TransportRequest? { state.withLockedValue { $0.last } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var request = request
+        state.withLockedValue { $0.tamper }?(&request)
+        state.withLockedValue { $0.last = request }
+        return try await base.send(request)
+    }
+}

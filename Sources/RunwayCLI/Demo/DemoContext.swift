@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+import Logging
+import Runway
+import RunwayExamples
+import RunwayServer
+import RunwayStorage
+
+/// What every chapter works with: one engine over a counted transport, the server's address,
+/// a scratch storage container, and — in process — the server itself.
+@MainActor
+final class DemoContext {
+    /// The engine of the app the demo plays: listing and demo services, a cache on disk.
+    let engine: Engine
+    /// Counts every request the demo's engines send.
+    let wire: WireCounter
+    /// The demo server's `http://host:port`.
+    let baseURL: String
+    /// The server in this process, or `nil` with `--server`.
+    let server: DemoServer?
+    /// The device's storage: the cache's disk tier, the operation-log queue, the server list.
+    let container: Container
+    /// The engine's response cache.
+    let cache: ResponseCache
+    /// Where the demo keeps what it writes; removed at the end.
+    let scratch: URL
+    let logger: Logger
+    let metrics: DemoMetrics
+
+    /// The signer of every service the demo registers: the server verifies it.
+    let signer = HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret)
+
+    init(transport: any Transport, baseURL: String, server: DemoServer?, scratch: URL, logger: Logger, metrics: DemoMetrics) throws {
+        self.wire = WireCounter(transport)
+        self.baseURL = baseURL
+        self.server = server
+        self.scratch = scratch
+        self.logger = logger
+        self.metrics = metrics
+        container = Container(root: scratch.appendingPathComponent("device", isDirectory: true))
+        cache = try ResponseCache(container: container)
+        engine = Engine(transport: wire, cache: cache, logger: logger, metrics: EngineMetrics(factory: metrics))
+        engine.register(listingService(baseURL: baseURL, signer: signer))
+        engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
+    }
+
+    /// The server's port.
+    var port: Int { URLComponents(string: baseURL)?.port ?? 80 }
+
+    /// Another engine over the same counted transport: what a new launch, or a second part of
+    /// the app, would have.
+    func makeEngine(cache: ResponseCache?, network: NetworkMonitor? = nil) -> Engine {
+        let engine = Engine(
+            transport: wire, cache: cache, logger: logger, network: network, metrics: EngineMetrics(factory: metrics))
+        engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
+        return engine
+    }
+}
+
+extension ServiceID {
+    /// The demo's own service over the server's fault and echo routes.
+    static let demo: ServiceID = "demo"
+}
+
+/// An API of the demo service whose every policy is a stored property, so each chapter says
+/// exactly what it shows.
+struct DemoAPI: API {
+    var service: ServiceID = .demo
+    var path: String
+    var method: HTTPRequest.Method = .get
+    var name: String
+    var timeout: Duration = .seconds(10)
+    var requestStrategy: RequestStrategy = .allowConcurrent
+    var retryPolicy: RetryPolicy = .never
+    var paramsValidator: any ParamsValidator = AcceptAllParams()
+    var interceptors: [any Interceptor] = []
+    var cachePolicy: CachePolicy = .none
+
+    init(_ name: String, path: String) {
+        self.name = name
+        self.path = path
+    }
+}
