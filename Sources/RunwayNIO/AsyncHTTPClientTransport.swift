@@ -15,7 +15,7 @@ public import Runway
 /// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS), keeps connections pooled per
 /// host, and undoes gzip and deflate content encoding. Cancelling the calling task cancels the
 /// request, which closes its connection. It never follows redirects: a 3xx comes back as a
-/// response, and the ``Runway/Engine`` decides about the next hop. The request's timeout covers
+/// response, and the `Engine` decides about the next hop. The request's timeout covers
 /// the whole exchange, head and body: AsyncHTTPClient's own deadline ends when the head arrives,
 /// so the transport runs the exchange in a task that a timer cancels on the wire at the
 /// deadline; a read timeout (``Configuration/readTimeout``) backs it up for a peer that stalls.
@@ -41,7 +41,7 @@ public final class AsyncHTTPClientTransport: Transport {
         /// Trust and identity settings for TLS; `nil` uses the system's trust roots.
         public var tlsConfiguration: TLSConfiguration?
         /// Public-key pins per host: a connection to a pinned host whose leaf certificate's key
-        /// matches none of the pins fails with ``RunwayError/pinningFailed(host:)``.
+        /// matches none of the pins fails with `RunwayError.pinningFailed(host:)`.
         public var pins: [PublicKeyPins]
         /// The longest silence allowed between two reads of a response, whatever the request's
         /// own timeout: the backstop for a peer that stops sending. Default 30 seconds.
@@ -79,7 +79,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private let ownedClients: [HTTPClient]
     private let isShutDown = NIOLockedValueBox(false)
     private let maximumBodySize: Int
-    /// Clients made on demand for requests sent to a chosen address (``Runway/EndpointSelector``),
+    /// Clients made on demand for requests sent to a chosen address (`EndpointSelector`),
     /// one per host and address: AsyncHTTPClient's `dnsOverride` is per client.
     private let addressedClients = NIOLockedValueBox<[String: HTTPClient]>([:])
     private let configuration: Configuration
@@ -97,7 +97,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// `redirectConfiguration: .disallow`: the engine follows redirects itself, checking every
     /// hop. AsyncHTTPClient keeps a client's configuration private, so this cannot be checked up
     /// front; an answer that arrives through redirects the client followed fails with
-    /// ``Runway/RunwayError/invalidRequest(reason:)`` instead of landing. `configuration`'s
+    /// `RunwayError.invalidRequest(reason:)` instead of landing. `configuration`'s
     /// client settings apply to the clients the transport makes for pinned hosts (on `client`'s
     /// event loop group). The app keeps owning `client` and shuts it down; ``shutdown()`` shuts
     /// down only the clients the transport made.
@@ -192,7 +192,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The transport's deadline covers the whole exchange, body included.
     public var enforcesTimeout: Bool { true }
 
-    /// Requests go to ``Runway/TransportRequest/connectAddress`` when it is set.
+    /// Requests go to `TransportRequest.connectAddress` when it is set.
     public var supportsConnectAddress: Bool { true }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {

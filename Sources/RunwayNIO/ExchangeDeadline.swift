@@ -9,7 +9,7 @@ import Runway
 /// then drips or stalls the body would outlive it. Cancelling the task that reads the body makes
 /// AsyncHTTPClient close the connection, so the server sees the exchange end too.
 enum ExchangeDeadline {
-    /// Runs `operation` and fails with ``RunwayError/timeout`` if it has not finished by
+    /// Runs `operation` and fails with `RunwayError.timeout` if it has not finished by
     /// `deadline`; cancelling the calling task cancels it as well.
     static func run<T: Sendable>(
         _ deadline: NIODeadline, on eventLoop: any EventLoop, _ operation: @escaping @Sendable () async throws -> T

@@ -89,10 +89,3 @@ struct DemoTests {
         return (process.terminationStatus, summary, text)
     }
 }
-
-extension Result where Failure == any Error {
-    /// The outcome of `body`, returned or thrown.
-    init(_ body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}

@@ -19,7 +19,9 @@ public enum Gzip {
 
     /// `data` compressed as one gzip member.
     ///
-    /// - parameter level: 1 (fastest) through 9 (smallest); 6 by default, as gzip's own.
+    /// - parameters:
+    ///   - data: The bytes to compress.
+    ///   - level: 1 (fastest) through 9 (smallest); 6 by default, as gzip's own.
     public static func compress(_ data: Data, level: Int32 = 6) throws(Failure) -> Data {
         var stream = z_stream()
         // 15 window bits + 16: write a gzip header and trailer rather than zlib's.

@@ -24,6 +24,7 @@ public final class MemoryPressureMonitor: Sendable {
     /// - parameters:
     ///   - pressureFiles: Linux only — the PSI files to try, in order.
     ///   - logger: Receives the "unavailable" line.
+    ///   - handler: What to free; ``ResponseCache/purge()`` for the response cache.
     public init(
         pressureFiles: [String] = MemoryPressureMonitor.defaultPressureFiles(), logger: Logger = Logger(label: "runway.cache"),
         handler: @escaping @Sendable () -> Void

@@ -32,7 +32,7 @@ public final class EndpointList: Sendable {
     /// Opens the stored list of `selector`'s host (if any) and hands its addresses to the
     /// selector, beside the configured ones.
     ///
-    /// - throws: ``StorageError`` when the file's folder cannot be made. A stored list that
+    /// - throws: `StorageError` when the file's folder cannot be made. A stored list that
     ///   cannot be read (damaged, another host's, a newer format) is ignored: the next refresh
     ///   fetches a new one.
     public init(selector: EndpointSelector, container: Container, maximumAge: Duration = .seconds(86_400)) throws(StorageError) {

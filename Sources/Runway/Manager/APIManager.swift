@@ -42,7 +42,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public var api: Endpoint
     /// The engine the calls go through.
     public let engine: Engine
-    /// Receives the outcome of every load started with ``loadData(with:)``.
+    /// Receives the outcome of every load started with ``loadData(with:body:ignoringCache:)``.
     public weak var delegate: (any APIManagerDelegate)?
     /// Supplies params when a load is given none.
     public weak var paramSource: (any APIManagerParamSource)?

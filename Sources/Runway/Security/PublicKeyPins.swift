@@ -16,6 +16,7 @@ public struct PublicKeyPins: Sendable, Hashable {
     /// Creates the pins of `host`.
     ///
     /// - parameters:
+    ///   - host: The host name the pins hold for, as requests spell it.
     ///   - primary: The hash of the key in use.
     ///   - backups: Hashes of keys kept ready for rotation.
     public init(host: String, primary: String, backups: [String]) {

@@ -1,7 +1,7 @@
 public import Foundation
 public import RunwayStorage
 
-/// Where a download's file goes: the caches or the temporary role of a ``Container``, the
+/// Where a download's file goes: the caches or the temporary role of a `Container`, the
 /// places for data the app can fetch again (neither is backed up).
 ///
 /// While it downloads, the file is `<name>.part` beside the destination (with a small

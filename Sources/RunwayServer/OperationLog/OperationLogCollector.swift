@@ -3,7 +3,7 @@ public import Hummingbird
 import NIOConcurrencyHelpers
 import Runway
 
-/// The server half of ``Runway/OperationLog``: a route that accepts batches of events, checks
+/// The server half of `OperationLog`: a route that accepts batches of events, checks
 /// them, and stores each event once.
 ///
 /// `POST /oplog/batches` takes gzip-compressed JSON (`Content-Encoding: gzip`). Both the
@@ -74,9 +74,12 @@ public final class OperationLogCollector: Sendable {
 
     /// Creates a collector over `store`.
     ///
-    /// - parameter fault: Given the number of each batch received (1 for the first), the refusal
-    ///   to answer instead of storing it, if any: for tests and the demo of an unreliable
-    ///   collector.
+    /// - parameters:
+    ///   - store: Where batches are kept: SQLite or PostgreSQL.
+    ///   - limits: Sizes and counts a batch may not exceed.
+    ///   - fault: Given the number of each batch received (1 for the first), the refusal to
+    ///     answer instead of storing it, if any: for tests and the demo of an unreliable
+    ///     collector.
     public init(
         store: any OperationLogStore, limits: Limits = Limits(), fault: (@Sendable (Int) -> InjectedFault?)? = nil
     ) {

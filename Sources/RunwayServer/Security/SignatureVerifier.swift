@@ -4,10 +4,10 @@ import HTTPTypes
 public import Hummingbird
 import Runway
 
-/// Hummingbird middleware that admits only requests signed by ``Runway/HMACSigner`` with a known
+/// Hummingbird middleware that admits only requests signed by `HMACSigner` with a known
 /// key: the server half of Runway's request signing.
 ///
-/// It recomputes the canonical request (``Runway/RequestSignature``) from what actually arrived —
+/// It recomputes the canonical request (`RequestSignature`) from what actually arrived —
 /// method, scheme, authority, path, query, the signed header fields, the declared body hash — and
 /// compares signatures in constant time **before reading any of the body**, so a caller without
 /// the key cannot make the server buffer anything. The body is then hashed as it streams to the

@@ -44,8 +44,10 @@ public struct Container: Sendable, Hashable {
 
     /// The URL of `path` inside `role`, its parent folders created.
     ///
-    /// - parameter path: A relative path such as `"db/cache.sqlite"`; it may not be absolute or
-    ///   climb out with `..`.
+    /// - parameters:
+    ///   - path: A relative path such as `"db/cache.sqlite"`; it may not be absolute or climb
+    ///     out with `..`.
+    ///   - role: The role whose directory holds it.
     /// - throws: ``StorageError/invalidPath(_:)`` for such a path; I/O errors as above.
     public func url(for path: String, in role: ContainerRole) throws(StorageError) -> URL {
         let components = try FileSystem.validatedComponents(path)

@@ -15,6 +15,8 @@ public enum StorageDatabase {
     /// can be fetched again, and much cheaper than a sync per commit.
     ///
     /// - parameters:
+    ///   - container: The app's storage container.
+    ///   - role: The role whose directory holds the file.
     ///   - name: A relative path such as `"cache/index.sqlite"`.
     ///   - migrator: Schema migrations, applied in order on open.
     /// - throws: ``StorageError`` for the path; GRDB's `DatabaseError` when SQLite refuses the

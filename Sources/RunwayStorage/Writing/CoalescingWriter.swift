@@ -31,6 +31,7 @@ public actor CoalescingWriter {
     /// Creates a writer for `url`.
     ///
     /// - parameters:
+    ///   - url: The file the writer replaces atomically on each write.
     ///   - interval: The least time between two writes.
     ///   - sleep: Waits the interval; replace it to drive the writer from a test.
     public init(
