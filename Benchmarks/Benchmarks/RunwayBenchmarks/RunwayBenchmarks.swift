@@ -47,6 +47,9 @@ let benchmarks: @Sendable () -> Void = {
         guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
         try await MainActorLoop.run(benchmark.scaledIterations, engine: engine, fixture: fixture)
     }
+    Benchmark("GET sequential: raw AsyncHTTPClient + JSONSerialization, caller on the main actor") { benchmark in
+        try await MainActorLoop.runRaw(benchmark.scaledIterations, fixture: fixture)
+    }
     Benchmark("GET sequential: raw URLSession + JSONSerialization") { benchmark in
         for _ in benchmark.scaledIterations { try await fixture.rawURLSession() }
     }
@@ -84,6 +87,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     CacheBenchmarks.register()
+    OverheadBenchmarks.register()
 
     // Parsing: the same 1,000-item list three ways.
     let list = JSONFixture.list
@@ -107,6 +111,17 @@ enum MainActorLoop {
     static func run(_ iterations: Range<Int>, engine: Engine, fixture: Fixture) async throws {
         let manager = APIManager(ListingsAPI(), engine: engine)
         for _ in iterations { try await fixture.runwayManager(manager) }
+    }
+
+    /// What an app without Runway writes in a view controller: the request and the parsing off
+    /// the main actor, the result back on it. The floor for any main-actor delivery.
+    static func runRaw(_ iterations: Range<Int>, fixture: Fixture) async throws {
+        for _ in iterations { try await offMain(fixture) }
+    }
+
+    @concurrent
+    nonisolated static func offMain(_ fixture: Fixture) async throws {
+        try await fixture.rawAsyncHTTPClient()
     }
 }
 

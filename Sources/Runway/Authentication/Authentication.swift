@@ -220,7 +220,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
     /// Waits for `waiter`; a cancelled load stops waiting at once.
     private func wait(for waiter: Waiter) async throws(RunwayError) -> CredentialLease {
         let result = await withTaskCancellationHandler {
-            await waiter.value
+            await waiter.value()
         } onCancel: {
             waiter.resolve(.failure(.cancelled))
         }

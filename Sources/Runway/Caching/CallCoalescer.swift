@@ -55,7 +55,7 @@ final class CallCoalescer: Sendable {
         joined.withLock { $0 }?(key, count)
         if count > 1 { onJoin?() }
         return await withTaskCancellationHandler {
-            await waiter.value
+            await waiter.value()
         } onCancel: {
             waiter.resolve(.failure(.cancelled))
             // Leaving and, for the last waiter, removing the call are one step.

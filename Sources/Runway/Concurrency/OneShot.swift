@@ -35,19 +35,20 @@ final class OneShot<Value: Sendable>: Sendable {
     }
 
     /// The delivered value, waiting for it if need be.
-    var value: Value {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Value? in
-                    switch state {
-                    case .resolved(let value): return value
-                    case .pending(let continuations):
-                        state = .pending(continuations + [continuation])
-                        return nil
-                    }
+    ///
+    /// It runs on the caller's executor (`nonisolated(nonsending)`): a manager waiting on the
+    /// main actor is resumed there directly, without a hop to the global executor and back.
+    nonisolated(nonsending) func value() async -> Value {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Value? in
+                switch state {
+                case .resolved(let value): return value
+                case .pending(let continuations):
+                    state = .pending(continuations + [continuation])
+                    return nil
                 }
-                if let ready { continuation.resume(returning: ready) }
             }
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 }

@@ -1,13 +1,14 @@
 /// UTF-8 validation by the Unicode standard's table of well-formed byte sequences (Table 3-7):
 /// no overlong forms, no surrogates, nothing past U+10FFFF.
 ///
-/// `String(validating:as:)` does this on current systems; this is for iOS 17 and macOS 14,
-/// where the alternative, `String(bytes:encoding:)`, is slow and may drop a leading U+FEFF.
+/// `String(validating:as:)` does the same, but it needs iOS 18 / macOS 15 and, being generic and
+/// not inlinable, looks up generic metadata on every call; `String(bytes:encoding:)` is slow and
+/// may drop a leading U+FEFF.
 enum UTF8Validation {
     static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
         var iterator = bytes.makeIterator()
         while let lead = iterator.next() {
-            if lead < 0x80 { continue }
+            if lead < 0x80 { continue }  // ASCII, the common case, costs one comparison
             let continuation: Int
             var range: ClosedRange<UInt8> = 0x80...0xBF  // what the second byte may be
             switch lead {

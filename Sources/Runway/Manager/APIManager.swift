@@ -234,7 +234,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// when nobody else waits for it.
     func wait(for waiter: Waiter) async -> Result<RawResponse, RunwayError> {
         await withTaskCancellationHandler {
-            await waiter.value
+            await waiter.value()
         } onCancel: {
             waiter.resolve(.failure(.cancelled))
             Task { @MainActor [weak self] in self?.abandon(waiter) }
