@@ -35,38 +35,3 @@ struct DemoChapter: Sendable {
 struct DemoChapterFailure: Error, CustomStringConvertible {
     let description: String
 }
-
-/// What one chapter said and measured.
-@MainActor
-final class ChapterLog {
-    private(set) var lines: [String] = []
-    private(set) var figures: [String: JSON] = [:]
-
-    /// A line of the chapter's story.
-    func say(_ line: String) { lines.append(line) }
-
-    /// A figure of the run, for the story and for `--json`.
-    func figure(_ name: String, _ value: JSON) { figures[name] = value }
-
-    /// Fails the chapter with `reason` unless `condition` holds.
-    func require(_ condition: Bool, _ reason: @autoclosure () -> String) throws {
-        if !condition { throw DemoChapterFailure(description: reason()) }
-    }
-}
-
-extension Duration {
-    /// Milliseconds, for figures.
-    var milliseconds: Double {
-        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-    }
-}
-
-/// `value` with one decimal, for the story.
-func oneDecimal(_ value: Double) -> String { String(format: "%.1f", value) }
-
-/// A time for the story: two decimals below 10 ms, one below 1 s, seconds above.
-func readable(milliseconds: Double) -> String {
-    if milliseconds < 10 { return String(format: "%.2f ms", milliseconds) }
-    if milliseconds < 1000 { return String(format: "%.1f ms", milliseconds) }
-    return String(format: "%.1f s", milliseconds / 1000)
-}

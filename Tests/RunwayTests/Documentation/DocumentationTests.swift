@@ -131,7 +131,7 @@ struct DocumentationTests {
         #expect(stored == 1)
     }
 
-    @Test("Endpoints: the selector of the snippet picks the address that answers; the monitor reads the system's path")
+    @Test("Endpoints: the selector of the snippet picks the address that answers; the engine follows the snippet's monitor")
     func endpoints() async throws {
         try await withHarness { harness in
             let selector = ArticleSnippets.edgeService(engine: harness.engine, port: harness.server.port)
@@ -142,9 +142,18 @@ struct DocumentationTests {
             let health = try await harness.engine.perform(api).get()
             #expect(health.status.code == 200)
         }
-        let (_, network) = ArticleSnippets.offlineEngine(transport: URLSessionTransport())
-        #expect(!network.path.description.isEmpty)
+        // The engine of the snippet follows its monitor: with the path gone, a load fails at once.
+        let (engine, network) = ArticleSnippets.offlineEngine(transport: URLSessionTransport())
+        engine.register(Service(id: "edge", baseURLs: [.release: "http://127.0.0.1:9"]))
+        network.update(.unreachable)
+        var api = TestAPI(path: "/health")
+        api.service = "edge"
+        let offline = await engine.perform(api)
         network.stop()
+        guard case .failure(.noNetwork(reason: .unreachable)) = offline else {
+            Issue.record("with the monitor's path unreachable the load should fail with noNetwork(.unreachable), got \(offline)")
+            return
+        }
     }
 
     /// The snippets of `source` by name, each without its common indentation.

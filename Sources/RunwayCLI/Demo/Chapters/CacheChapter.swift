@@ -46,12 +46,4 @@ extension DemoChapter {
             return succeeded
         }
     }
-
-    /// Where a response came from, in a word.
-    static func origin(_ response: RawResponse) -> String {
-        switch response.origin {
-        case .network: "network"
-        case .cache(let tier, _, let isStale): tier.rawValue + (isStale ? " (stale)" : "")
-        }
-    }
 }

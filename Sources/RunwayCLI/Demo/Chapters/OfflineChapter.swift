@@ -40,10 +40,4 @@ extension DemoChapter {
         }
         try log.require(Self.origin(back) == "network", "back online, the load should reach the network")
     }
-
-    /// Milliseconds since a cached response was fetched.
-    static func age(_ response: RawResponse) -> Double {
-        if case .cache(_, let age, _) = response.origin { return age.milliseconds }
-        return 0
-    }
 }

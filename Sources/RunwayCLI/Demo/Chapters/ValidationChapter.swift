@@ -30,13 +30,6 @@ extension DemoChapter {
             hooks.calls == ["shouldCall", "afterCall", "didReceiveResponse", "beforePerformSuccess", "afterPerformSuccess"],
             "the hooks ran as \(hooks.calls)")
     }
-
-    static func describe(_ result: Result<RawResponse, RunwayError>) -> String {
-        switch result {
-        case .success(let response): "\(response.status.code)"
-        case .failure(let error): error.localizedMessage()
-        }
-    }
 }
 
 /// Vetoes loads made as a guest: the seed's "should call" hook.
@@ -58,24 +51,4 @@ final class HookRecorder: Interceptor {
     func didReceiveResponse(_ call: CallInfo, result: Result<RawResponse, RunwayError>) { calls.append("didReceiveResponse") }
     func beforePerformSuccess(_ call: CallInfo, response: RawResponse) { calls.append("beforePerformSuccess") }
     func afterPerformSuccess(_ call: CallInfo, response: RawResponse) { calls.append("afterPerformSuccess") }
-}
-
-extension APIManager {
-    /// A load's outcome as a value.
-    func outcome(with params: Parameters) async -> Result<RawResponse, RunwayError> {
-        do { return .success(try await load(with: params)) } catch { return .failure(error) }
-    }
-}
-
-extension Result where Failure == RunwayError {
-    /// Whether this failed with the case `path` names (`\.paramsInvalid`).
-    func isFailure(_ path: KeyPath<RunwayError, Bool>) -> Bool {
-        guard case .failure(let error) = self else { return false }
-        return error[keyPath: path]
-    }
-}
-
-extension RunwayError {
-    var paramsInvalid: Bool { if case .paramsInvalid = self { true } else { false } }
-    var vetoed: Bool { if case .vetoed = self { true } else { false } }
 }
