@@ -52,11 +52,11 @@ struct BadInputTests {
 
     @Test("a refused connection is no network (refused)", arguments: TransportKind.allCases)
     func connectionRefused(_ transport: TransportKind) async throws {
-        let stopped = try await DemoServer.start()
-        let deadURL = stopped.baseURL
-        await stopped.stop()
+        let nothingListens = try LoopbackSocket()
+        defer { nothingListens.close() }
         try await withHarness(transport) { harness in
-            harness.engine.register(Service(id: "dead", environment: .develop, baseURLs: [.develop: deadURL]))
+            harness.engine.register(
+                Service(id: "dead", environment: .develop, baseURLs: [.develop: nothingListens.refusingBaseURL]))
             var api = TestAPI(path: "/listings/esf")
             api.service = "dead"
             await #expect(throws: RunwayError.noNetwork(reason: .connectionRefused)) {

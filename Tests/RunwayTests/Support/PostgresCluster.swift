@@ -88,7 +88,8 @@ struct PostgresCluster {
         return try await withCleanup({ await cluster.stop() }) { try await body(cluster) }
     }
 
-    /// Runs `program` and waits for it with `waitpid`, its output in a file.
+    /// Runs `program` and waits for it with `waitpid`, its output in a file and no other
+    /// descriptor of this process.
     ///
     /// Not `Process`: on Linux it learns of a child's exit through a descriptor the child
     /// inherits, and the server that `pg_ctl start` leaves running inherits it too, so
@@ -104,6 +105,7 @@ struct PostgresCluster {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            try closeEverythingElse(&actions)
             var pid = pid_t()
             let cArguments = argv.map { strdup($0) } + [nil]
             defer { for argument in cArguments { free(argument) } }
@@ -119,23 +121,30 @@ struct PostgresCluster {
         }
     }
 
+    /// Makes the child close every descriptor above standard error before it runs.
+    ///
+    /// Spawned children inherit every descriptor not marked close-on-exec, and the sockets of the
+    /// suite's servers are not: a test server's listening socket inherited by PostgreSQL stays
+    /// open after the test stops that server, so the kernel goes on completing connections to its
+    /// port that nobody serves. glibc 2.34 has `posix_spawn_file_actions_addclosefrom_np`, which
+    /// Swift's Glibc module does not export; it is looked up by name.
+    private static func closeEverythingElse(_ actions: inout posix_spawn_file_actions_t) throws {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            throw Unavailable(description: "this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34+)")
+        }
+        let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+        let result = closeFrom(&actions, 3)
+        guard result == 0 else { throw Unavailable(description: "posix_spawn_file_actions_addclosefrom_np: errno \(result)") }
+    }
+
     /// A loopback port nothing listens on now, below the kernel's ephemeral range (32768 and up
     /// here), so that the suite's own outgoing connections do not take it meanwhile.
     private static func freePort() throws -> Int {
         for _ in 0..<100 {
-            let port = Int.random(in: 20_000..<32_000)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { throw Unavailable(description: "socket() failed") }
-            defer { close(descriptor) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 }
-            }
-            if bound { return port }
+            guard let socket = try? LoopbackSocket(port: Int.random(in: 20_000..<32_000)) else { continue }
+            socket.close()
+            return socket.port
         }
         throw Unavailable(description: "no free loopback port between 20000 and 32000")
     }
