@@ -83,6 +83,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// one per host and address: AsyncHTTPClient's `dnsOverride` is per client.
     private let addressedClients = NIOLockedValueBox<[String: HTTPClient]>([:])
     private let configuration: Configuration
+    /// The deadlines of every exchange in flight, on one timer.
+    private let deadlines: DeadlineWatch
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(configuration: Configuration = Configuration()) {
@@ -107,6 +109,7 @@ public final class AsyncHTTPClientTransport: Transport {
 
     private init(client: HTTPClient, owned: Bool, configuration: Configuration) {
         self.client = client
+        self.deadlines = DeadlineWatch(eventLoop: client.eventLoopGroup.any())
         var pinned: [String: HTTPClient] = [:]
         for pins in configuration.pins {
             var clientConfiguration = Self.clientConfiguration(configuration)
@@ -226,8 +229,8 @@ public final class AsyncHTTPClientTransport: Transport {
         let prepared = outbound
         do {
             // Head and body under one deadline: the exchange runs in its own task, which the
-            // event loop's timer cancels (closing the connection) if the deadline passes first.
-            return try await ExchangeDeadline.run(deadline, on: client.eventLoopGroup.any()) {
+            // deadline watch cancels (closing the connection) if the deadline passes first.
+            return try await ExchangeDeadline.run(deadline, watch: deadlines) {
                 let response = try await client.execute(prepared, deadline: deadline)
                 // A client the app passed in may follow redirects by itself; its answer skipped the
                 // engine's checks of each hop, so it is refused.

@@ -3,7 +3,7 @@ import NIOCore
 import Runway
 
 /// One deadline over a whole exchange — head, body, every byte — enforced by cancelling the
-/// exchange's task from an event-loop timer.
+/// exchange's task when the transport's ``DeadlineWatch`` sees the deadline pass.
 ///
 /// AsyncHTTPClient's own deadline stops at the response head; a server that sends the head and
 /// then drips or stalls the body would outlive it. Cancelling the task that reads the body makes
@@ -12,15 +12,15 @@ enum ExchangeDeadline {
     /// Runs `operation` and fails with `RunwayError.timeout` if it has not finished by
     /// `deadline`; cancelling the calling task cancels it as well.
     static func run<T: Sendable>(
-        _ deadline: NIODeadline, on eventLoop: any EventLoop, _ operation: @escaping @Sendable () async throws -> T
+        _ deadline: NIODeadline, watch: DeadlineWatch, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let work = Task { try await operation() }
         let expired = NIOLockedValueBox(false)
-        let timer = eventLoop.scheduleTask(deadline: deadline) {
+        let ticket = watch.watch(until: deadline) {
             expired.withLockedValue { $0 = true }
             work.cancel()
         }
-        defer { timer.cancel() }
+        defer { watch.stop(ticket) }
         do {
             return try await withTaskCancellationHandler {
                 try await work.value

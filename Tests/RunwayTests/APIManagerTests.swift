@@ -48,6 +48,42 @@ struct APIManagerTests {
         }
     }
 
+    @Test("a load cancelled after its answer arrived but before it landed is cancelled for everyone, once", arguments: TransportKind.allCases)
+    func cancelledOnTheWayToLanding(_ transport: TransportKind) async throws {
+        try await withHarness(transport) { harness in
+            var api = TestAPI(path: "/faults/gate/landing-race")
+            api.requestStrategy = .ignoreNewWhileLoading
+            let manager = APIManager(api, engine: harness.engine)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            let caller = Task { try await manager.load() }
+            await harness.probe.wait(for: .gateWaiting)
+            #expect(manager.loadData() == nil, "the delegate joins the caller's load")
+
+            // The engine logs a load's outcome as its last step: from then on the answer is on its
+            // way to the main actor, where the caller that started the load lands it.
+            let answered = DispatchSemaphore(value: 0)
+            let log = harness.log
+            Task.detached {
+                _ = await log.waitForLine { $0.message.contains("/faults/gate/landing-race") }
+                answered.signal()
+            }
+            // Queued on the main actor before the answer can be, so it runs first; the main actor
+            // is held until the answer is on its way.
+            Task { @MainActor in manager.cancelAllRequests() }
+            harness.probe.openGate("landing-race")
+            #expect(answered.wait(timeout: .now() + 30) == .success)
+
+            await #expect(throws: RunwayError.cancelled) { try await caller.value }
+            await delegate.waitForEvents(1)
+            #expect(delegate.events.count == 1)
+            #expect(delegate.events.first?.error == .cancelled)
+            #expect(!manager.isLoading)
+            #expect(manager.rawResponse == nil, "a cancelled load's answer is dropped")
+            #expect(harness.log.lines.last?.metadata["runway.outcome"] == "success", "the answer did arrive")
+        }
+    }
+
     @Test("the param source supplies params when a load has none")
     func paramSource() async throws {
         final class Filters: APIManagerParamSource {

@@ -76,10 +76,16 @@ final class Fixture: @unchecked Sendable {
     // MARK: - One load each way, its body parsed and checked
 
     func rawAsyncHTTPClient() async throws {
+        try Self.check(try await rawAsyncHTTPClientParsed().object)
+    }
+
+    /// The parsed body, for a caller that takes it to another isolation (the main actor) as an
+    /// app takes its model to its views.
+    func rawAsyncHTTPClientParsed() async throws -> ParsedBody {
         guard let rawClient else { throw FixtureError.notStarted }
         let response = try await rawClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
         let body = try await response.body.collect(upTo: 1 << 20)
-        try Self.check(JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
+        return ParsedBody(object: try JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
     }
 
     func rawURLSession(delegated: Bool = false) async throws {
@@ -164,4 +170,10 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
     ) {
         completionHandler(nil)
     }
+}
+
+/// What `JSONSerialization` made of a body. It is not `Sendable` by type, but nothing mutates it
+/// after parsing: handing it to the main actor is what an app does with its parsed model.
+struct ParsedBody: @unchecked Sendable {
+    let object: Any
 }

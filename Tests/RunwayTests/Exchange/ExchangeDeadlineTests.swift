@@ -41,6 +41,30 @@ struct ExchangeDeadlineTests {
         }
     }
 
+    @Test("exchanges in flight each keep their own deadline: shorter ones after a long one still end on time")
+    func deadlinesInFlightTogether() async throws {
+        try await withHarness(.asyncHTTPClient) { harness in
+            func stalled(_ timeout: Duration) -> TransportRequest {
+                TransportRequest(
+                    head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(harness.server.port)", path: "/faults/hang"),
+                    body: nil, timeout: timeout, apiName: "Hang")
+            }
+            let transport = harness.engine.transport
+            // Far past the suite's one-minute limit: if the shorter deadlines waited for its
+            // timer, the test would fail by running out of time.
+            let long = Task { try await transport.send(stalled(.seconds(600))) }
+            await harness.probe.wait(for: .holdStarted)
+            let first = Task { try await transport.send(stalled(.milliseconds(300))) }
+            let second = Task { try await transport.send(stalled(.milliseconds(600))) }
+            await #expect(throws: RunwayError.timeout) { try await first.value }
+            await #expect(throws: RunwayError.timeout) { try await second.value }
+            // A deadline watched after the others expired gets a timer of its own.
+            await #expect(throws: RunwayError.timeout) { try await transport.send(stalled(.milliseconds(200))) }
+            long.cancel()
+            await #expect(throws: RunwayError.cancelled) { try await long.value }
+        }
+    }
+
     @Test("a total deadline skips a retry whose wait would end past it")
     func totalDeadlineSkipsLongBackoff() async throws {
         let slept = TestBox<[Duration]>([])

@@ -1,0 +1,68 @@
+import Benchmark
+import Runway
+
+/// Runway against raw AsyncHTTPClient in the same stretch of time.
+///
+/// The separate lines run one after the other, and on a shared two-core machine their figures
+/// drift by more than the difference being measured. Here each sample alternates short runs of
+/// both clients (20 loads each, the order swapped every round) against the same server and
+/// reports the ratio of their throughputs, so a slower minute slows both alike.
+enum InterleavedBenchmarks {
+    static let managerRatio = BenchmarkMetric.custom(
+        "APIManager ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    static let engineRatio = BenchmarkMetric.custom(
+        "Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+
+    static let rounds = 50
+    static let loadsPerRun = 20
+
+    static func register(_ fixture: Fixture) {
+        func configuration(_ metric: BenchmarkMetric) -> Benchmark.Configuration {
+            .init(metrics: [metric], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
+        }
+        Benchmark(
+            "GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor",
+            configuration: configuration(managerRatio)
+        ) { benchmark in
+            guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
+            let percent = try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
+            benchmark.measurement(managerRatio, percent)
+        }
+        Benchmark(
+            "GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", configuration: configuration(engineRatio)
+        ) { benchmark in
+            let percent = try await ratio(
+                raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(fixture.nioEngine) })
+            benchmark.measurement(engineRatio, percent)
+        }
+    }
+
+    /// Raw time over Runway's time for the same number of loads, in percent: above 100, Runway
+    /// served more loads per second than the raw client in the same stretch.
+    static func ratio(
+        isolation: isolated (any Actor)? = #isolation, raw: () async throws -> Void, runway: () async throws -> Void
+    ) async throws -> Int {
+        let clock = ContinuousClock()
+        var rawTime = Duration.zero
+        var runwayTime = Duration.zero
+        for round in 0..<rounds {
+            for rawFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+                let start = clock.now
+                for _ in 0..<loadsPerRun {
+                    if rawFirst { try await raw() } else { try await runway() }
+                }
+                if rawFirst { rawTime += clock.now - start } else { runwayTime += clock.now - start }
+            }
+        }
+        return Int((rawTime / runwayTime * 100).rounded())
+    }
+}
+
+extension MainActorLoop {
+    /// The manager and the raw client, each as a view controller would call it.
+    static func interleaved(engine: Engine, fixture: Fixture) async throws -> Int {
+        let manager = APIManager(ListingsAPI(), engine: engine)
+        return try await InterleavedBenchmarks.ratio(
+            raw: { try await rawOnMain(fixture) }, runway: { try await fixture.runwayManager(manager) })
+    }
+}

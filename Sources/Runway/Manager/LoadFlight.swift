@@ -1,0 +1,8 @@
+/// What a manager keeps about one in-flight load.
+struct LoadFlight {
+    var call: CallInfo
+    /// The service's interceptors, then the API's: looked up once per load.
+    var interceptors: [any Interceptor]
+    /// Runs when the load ends, before delivery (pagination bookkeeping).
+    var onFinish: ((Result<RawResponse, RunwayError>) -> Void)?
+}
