@@ -12,6 +12,8 @@ enum InterleavedBenchmarks {
         "APIManager ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
     static let engineRatio = BenchmarkMetric.custom(
         "Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    static let engineOnMainRatio = BenchmarkMetric.custom(
+        "Engine from the main actor ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
 
     static let rounds = 50
     static let loadsPerRun = 20
@@ -34,6 +36,14 @@ enum InterleavedBenchmarks {
             let percent = try await ratio(
                 raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(fixture.nioEngine) })
             benchmark.measurement(engineRatio, percent)
+        }
+        Benchmark(
+            "GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor",
+            configuration: configuration(engineOnMainRatio)
+        ) { benchmark in
+            guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
+            let percent = try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
+            benchmark.measurement(engineOnMainRatio, percent)
         }
     }
 
@@ -59,6 +69,17 @@ enum InterleavedBenchmarks {
 }
 
 extension MainActorLoop {
+    /// The engine awaited from the main actor (its work off it, the answer back), against the
+    /// raw client the same way: what the manager adds is the rest.
+    static func interleavedEngine(engine: Engine, fixture: Fixture) async throws -> Int {
+        try await InterleavedBenchmarks.ratio(
+            raw: { try await rawOnMain(fixture) },
+            runway: {
+                let response = try await engine.perform(ListingsAPI()).get()
+                guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
+            })
+    }
+
     /// The manager and the raw client, each as a view controller would call it.
     static func interleaved(engine: Engine, fixture: Fixture) async throws -> Int {
         let manager = APIManager(ListingsAPI(), engine: engine)

@@ -96,6 +96,11 @@ public final class Engine: Sendable {
         services.withLock { $0[id]?.service }
     }
 
+    /// The interceptors of the service registered under `id`, without copying the whole service.
+    func interceptors(of id: ServiceID) -> [any Interceptor] {
+        services.withLock { $0[id]?.service.interceptors } ?? []
+    }
+
     /// Switches the service registered under `id` to `environment`; later requests use its
     /// base URL for that environment.
     ///

@@ -175,10 +175,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
         let api = self.api
         // Started off the main actor (the engine's work never needs it). The caller that started
         // the load, while it still waits, lands it as it resumes; otherwise one hop back to land.
-        // At the default priority, as URLSession's and Alamofire's queues run: the load waits on
-        // the network, and inheriting a main-actor caller's priority cost 12 % of throughput
-        // against raw AsyncHTTPClient on Linux (Benchmarks, "interleaved").
-        let task = Task.detached { [weak self] in
+        let task = Task.detached(priority: Task.currentPriority) { [weak self] in
             let result = await engine.perform(api, params: params, body: body, loadID: id, ignoringCache: ignoringCache)
             if let waiter, waiter.resolve(.land(id, result)) { return }
             await self?.land(id, result)
@@ -259,7 +256,9 @@ public final class APIManager<Endpoint: API>: APIManaging {
 
     /// The service's interceptors, then the API's.
     var interceptors: [any Interceptor] {
-        (engine.service(api.service)?.interceptors ?? []) + api.interceptors
+        let own = api.interceptors
+        let service = engine.interceptors(of: api.service)
+        return own.isEmpty ? service : service + own
     }
 
     /// Runs `reformer` off the main actor.
