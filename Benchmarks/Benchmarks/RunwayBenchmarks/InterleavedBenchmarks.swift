@@ -19,31 +19,23 @@ enum InterleavedBenchmarks {
     static let loadsPerRun = 20
 
     static func register(_ fixture: Fixture) {
-        func configuration(_ metric: BenchmarkMetric) -> Benchmark.Configuration {
-            .init(metrics: [metric], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
+        /// One line: `run` measures a sample against the fixture's engine over AsyncHTTPClient.
+        func line(_ name: String, _ metric: BenchmarkMetric, _ run: @escaping @Sendable (Engine) async throws -> Int) {
+            let configuration = Benchmark.Configuration(
+                metrics: [metric], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
+            Benchmark("GET sequential, interleaved: \(name)", configuration: configuration) { benchmark in
+                guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
+                benchmark.measurement(metric, try await run(engine))
+            }
         }
-        Benchmark(
-            "GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor",
-            configuration: configuration(managerRatio)
-        ) { benchmark in
-            guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
-            let percent = try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
-            benchmark.measurement(managerRatio, percent)
+        line("Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", managerRatio) { engine in
+            try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
         }
-        Benchmark(
-            "GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", configuration: configuration(engineRatio)
-        ) { benchmark in
-            let percent = try await ratio(
-                raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(fixture.nioEngine) })
-            benchmark.measurement(engineRatio, percent)
+        line("Runway Engine ÷ raw AsyncHTTPClient", engineRatio) { engine in
+            try await ratio(raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(engine) })
         }
-        Benchmark(
-            "GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor",
-            configuration: configuration(engineOnMainRatio)
-        ) { benchmark in
-            guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
-            let percent = try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
-            benchmark.measurement(engineOnMainRatio, percent)
+        line("Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor", engineOnMainRatio) { engine in
+            try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
         }
     }
 

@@ -28,7 +28,7 @@ import Foundation
 @MainActor
 public final class APIManager<Endpoint: API>: APIManaging {
     // The load's own types are not generic: nested in this generic class, every use would look up
-    // their metadata at run time, which cost a quarter of the manager's own time per load.
+    // their metadata at run time, which was most of the manager's own CPU per load.
     typealias Waiter = LoadWaiter
     typealias Flight = LoadFlight
 
