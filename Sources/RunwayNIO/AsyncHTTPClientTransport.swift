@@ -198,6 +198,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Requests go to `TransportRequest.connectAddress` when it is set.
     public var supportsConnectAddress: Bool { true }
 
+    /// Cancelling `TransportRequest.cancellation` cancels the exchange and closes its connection.
+    public var honoursLoadCancellation: Bool { true }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let scheme = request.head.scheme, let authority = request.head.authority else {
             throw RunwayError.invalidRequest(reason: "the request has no scheme or authority")
@@ -230,7 +233,7 @@ public final class AsyncHTTPClientTransport: Transport {
         do {
             // Head and body under one deadline: the exchange runs in its own task, which the
             // deadline watch cancels (closing the connection) if the deadline passes first.
-            return try await ExchangeDeadline.run(deadline, watch: deadlines) {
+            return try await ExchangeDeadline.run(deadline, watch: deadlines, cancellation: request.cancellation) {
                 let response = try await client.execute(prepared, deadline: deadline)
                 // A client the app passed in may follow redirects by itself; its answer skipped the
                 // engine's checks of each hop, so it is refused.

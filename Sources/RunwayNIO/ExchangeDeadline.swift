@@ -10,9 +10,10 @@ import Runway
 /// AsyncHTTPClient close the connection, so the server sees the exchange end too.
 enum ExchangeDeadline {
     /// Runs `operation` and fails with `RunwayError.timeout` if it has not finished by
-    /// `deadline`; cancelling the calling task cancels it as well.
+    /// `deadline`; cancelling the calling task, or `cancellation`, cancels it as well.
     static func run<T: Sendable>(
-        _ deadline: NIODeadline, watch: DeadlineWatch, _ operation: @escaping @Sendable () async throws -> T
+        _ deadline: NIODeadline, watch: DeadlineWatch, cancellation: LoadCancellation? = nil,
+        _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let work = Task { try await operation() }
         let expired = NIOLockedValueBox(false)
@@ -21,6 +22,8 @@ enum ExchangeDeadline {
             work.cancel()
         }
         defer { watch.stop(ticket) }
+        let registration = cancellation?.register { work.cancel() }
+        defer { if let registration { cancellation?.end(registration) } }
         do {
             return try await withTaskCancellationHandler {
                 try await work.value

@@ -60,19 +60,9 @@ struct APIManagerTests {
             await harness.probe.wait(for: .gateWaiting)
             #expect(manager.loadData() == nil, "the delegate joins the caller's load")
 
-            // The engine logs a load's outcome as its last step: from then on the answer is on its
-            // way to the main actor, where the caller that started the load lands it.
-            let answered = DispatchSemaphore(value: 0)
-            let log = harness.log
-            Task.detached {
-                _ = await log.waitForLine { $0.message.contains("/faults/gate/landing-race") }
-                answered.signal()
-            }
-            // Queued on the main actor before the answer can be, so it runs first; the main actor
-            // is held until the answer is on its way.
-            Task { @MainActor in manager.cancelAllRequests() }
-            harness.probe.openGate("landing-race")
-            #expect(answered.wait(timeout: .now() + 30) == .success)
+            // The cancellation runs on the main actor before the answer, which the caller that
+            // started the load would land there.
+            #expect(harness.openGateHoldingMainActor("landing-race") { manager.cancelAllRequests() })
 
             await #expect(throws: RunwayError.cancelled) { try await caller.value }
             await delegate.waitForEvents(1)

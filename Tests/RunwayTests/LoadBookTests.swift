@@ -35,6 +35,18 @@ struct LoadBookTests {
         #expect(entry?.waiters == ["late"])
     }
 
+    @Test("ignore-new joins the first joinable load, never one its caller runs in its own task")
+    func joinsOnlyJoinable() {
+        var book = Book()
+        _ = book.admit(a, context: "a", strategy: .allowConcurrent, notifiesDelegate: false, waiter: "own", joinable: false)
+        let (first, _) = book.admit(b, context: "b", strategy: .ignoreNewWhileLoading, notifiesDelegate: true, waiter: nil)
+        #expect(first == .start(cancelling: []), "nothing joinable flies: the load starts its own")
+        let (second, _) = book.admit(c, context: "c", strategy: .ignoreNewWhileLoading, notifiesDelegate: false, waiter: "late")
+        #expect(second == .join(b))
+        #expect(book.finish(a)?.waiters == ["own"])
+        #expect(book.finish(b)?.waiters == ["late"])
+    }
+
     @Test("cancel-in-flight hands back every superseded load, finished, and records the new one")
     func cancelInFlight() {
         var book = Book()

@@ -10,6 +10,10 @@ import Runway
 enum InterleavedBenchmarks {
     static let managerRatio = BenchmarkMetric.custom(
         "APIManager ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    static let managerOffMainRatio = BenchmarkMetric.custom(
+        "APIManager from a background task ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    static let mainActorFloorRatio = BenchmarkMetric.custom(
+        "raw AHC + two main-actor round trips ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
     static let engineRatio = BenchmarkMetric.custom(
         "Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
     static let engineOnMainRatio = BenchmarkMetric.custom(
@@ -30,6 +34,22 @@ enum InterleavedBenchmarks {
         }
         line("Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", managerRatio) { engine in
             try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
+        }
+        line("Runway APIManager ÷ raw AsyncHTTPClient, both called from a background task", managerOffMainRatio) { engine in
+            let manager = await APIManager(ListingsAPI(), engine: engine)
+            return try await ratio(
+                raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayManager(manager) })
+        }
+        // The floor of any main-actor object a background task awaits: into the main actor to
+        // start the load, and into it again to land it.
+        line("raw AsyncHTTPClient with a main-actor round trip before and after ÷ raw AsyncHTTPClient, from a background task", mainActorFloorRatio) { _ in
+            try await ratio(
+                raw: { try await fixture.rawAsyncHTTPClient() },
+                runway: {
+                    await MainActor.run {}
+                    try await fixture.rawAsyncHTTPClient()
+                    await MainActor.run {}
+                })
         }
         line("Runway Engine ÷ raw AsyncHTTPClient", engineRatio) { engine in
             try await ratio(raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(engine) })

@@ -13,7 +13,12 @@ enum OverheadBenchmarks {
         let response = TransportResponse(
             head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: ListingServer.body)
         var enforcesTimeout: Bool { true }
-        func send(_ request: TransportRequest) async throws -> TransportResponse { response }
+        /// It answers at once, so a load's cancellation can only have come before.
+        var honoursLoadCancellation: Bool { true }
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            if request.cancellation?.isCancelled == true { throw RunwayError.cancelled }
+            return response
+        }
     }
 
     static func register() {

@@ -137,7 +137,9 @@ public enum RequestStrategy: Sendable, Hashable {
     case allowConcurrent
     /// The new load is ignored and the in-flight one serves it (refreshing a page or a list):
     /// `loadData` returns `nil` and delivers nothing of its own; an `async` caller receives the
-    /// in-flight load's outcome.
+    /// in-flight load's outcome. An `async` load started under another strategy (before the
+    /// API's strategy changed) runs in its caller's task and is never joined: the new load flies
+    /// instead.
     case ignoreNewWhileLoading
     /// The in-flight load is cancelled and the new one flies (filters: only the latest matters).
     /// The cancelled load is delivered as ``RunwayError/cancelled``, so every load is delivered

@@ -25,9 +25,12 @@ final class CallCoalescer: Sendable {
 
     /// Runs `operation` once per key among concurrent callers, handing each the outcome.
     ///
-    /// - parameter onJoin: Called when this call joined one already in flight.
+    /// - parameters:
+    ///   - cancellation: Makes this caller leave, as cancelling its task does.
+    ///   - onJoin: Called when this call joined one already in flight.
     func run(
-        _ key: String, onJoin: (() -> Void)? = nil, _ operation: @escaping @Sendable () async -> Outcome
+        _ key: String, cancellation: LoadCancellation? = nil, onJoin: (() -> Void)? = nil,
+        _ operation: @escaping @Sendable () async -> Outcome
     ) async -> Outcome {
         let waiter = OneShot<Outcome>()
         let identity = ObjectIdentifier(waiter)
@@ -54,9 +57,7 @@ final class CallCoalescer: Sendable {
         }
         joined.withLock { $0 }?(key, count)
         if count > 1 { onJoin?() }
-        return await withTaskCancellationHandler {
-            await waiter.value()
-        } onCancel: {
+        let leave: @Sendable () -> Void = {
             waiter.resolve(.failure(.cancelled))
             // Leaving and, for the last waiter, removing the call are one step.
             let abandoned = self.state.withLock { state -> Task<Void, Never>? in
@@ -70,6 +71,13 @@ final class CallCoalescer: Sendable {
                 return call.task
             }
             abandoned?.cancel()
+        }
+        let registration = cancellation?.register(leave)
+        defer { if let registration { cancellation?.end(registration) } }
+        return await withTaskCancellationHandler {
+            await waiter.value()
+        } onCancel: {
+            leave()
         }
     }
 }

@@ -32,7 +32,7 @@ extension Engine {
     /// - parameter land: Turns the final answer of an attempt into the load's outcome.
     func network<Value: Sendable>(
         _ api: some API, params: Parameters, body: RequestBody? = nil, registered: RegisteredService,
-        hooks: TransferHooks = TransferHooks(),
+        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil,
         land: (TransportResponse, HTTPRequest, Int) -> Result<Value, RunwayError>
     ) async -> (Result<Value, RunwayError>, Attempts) {
         let service = registered.service
@@ -55,13 +55,14 @@ extension Engine {
                     api: api, service: service, base: registered.baseURL.get(), params: params, body: body)
                 try hooks.prepare?(&built)
                 if let authentication, credential == nil { credential = try await authentication.lease() }
+                if cancellation?.isCancelled == true { throw RunwayError.cancelled }
                 // A body that streams from files is hashed once, for the signer, not per attempt.
                 if service.signer != nil, bodyDigest == nil, let content = built.body, content.data == nil {
                     bodyDigest = try content.sha256Hex()
                 }
                 let exchanged = try await exchange(
                     built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline,
-                    credential: credential, bodyDigest: bodyDigest, hooks: hooks, seen: &seen)
+                    credential: credential, bodyDigest: bodyDigest, hooks: hooks, cancellation: cancellation, seen: &seen)
                 retryAfter = Landing.retryAfter(in: exchanged.response.head)
                 seen.retryAfter = retryAfter
                 if let authentication, let used = credential, exchanged.carriedCredential,
@@ -81,14 +82,15 @@ extension Engine {
             } catch {
                 outcome = .failure(error)
             }
-            if case .failure(let error) = outcome, !Task.isCancelled,
+            if case .failure(let error) = outcome, !cancellation.isCancelledOrTask,
                 api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt - renewals),
                 network?.path.isReachable != false
             {
                 let delay = api.retryPolicy.delay(afterAttempt: attempt - renewals, retryAfter: retryAfter)
                 if let loadDeadline, clock.now + delay >= loadDeadline { return (outcome, seen) }
                 do {
-                    try await sleep(delay)
+                    let sleep = self.sleep
+                    if let cancellation { try await cancellation.run { try await sleep(delay) } } else { try await sleep(delay) }
                     continue
                 } catch {
                     return (.failure(.cancelled), seen)
@@ -112,7 +114,7 @@ extension Engine {
     func exchange(
         _ built: PreparedRequest, api: some API, registered: RegisteredService, attempt: Int,
         deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, bodyDigest: String? = nil,
-        hooks: TransferHooks = TransferHooks(), seen: inout Attempts
+        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, seen: inout Attempts
     ) async throws(RunwayError) -> Exchanged {
         let service = registered.service
         var target = built
@@ -147,7 +149,8 @@ extension Engine {
             seen.address = address
             let response: TransportResponse
             do {
-                response = try await send(request, api: api, timeout: remaining, hooks: hooks, connectAddress: address)
+                response = try await send(
+                    request, api: api, timeout: remaining, hooks: hooks, connectAddress: address, cancellation: cancellation)
             } catch {
                 // The chosen address did not take the connection: the next fastest takes over.
                 if let address, error.isUnreachable { service.endpoints?.reportFailure(of: address) }
@@ -223,7 +226,7 @@ extension Engine {
     /// Sends one hop within `timeout`, which covers the whole response.
     func send(
         _ prepared: PreparedRequest, api: some API, timeout: Duration, hooks: TransferHooks = TransferHooks(),
-        connectAddress: String? = nil
+        connectAddress: String? = nil, cancellation: LoadCancellation? = nil
     ) async throws(RunwayError) -> TransportResponse {
         var progress: (@Sendable (Int64) -> Void)?
         if let report = hooks.uploadProgress {
@@ -234,28 +237,36 @@ extension Engine {
             head: prepared.head, content: prepared.body, timeout: timeout, apiName: api.name,
             uploadProgress: progress, responseSink: hooks.sink)
         outgoing.connectAddress = connectAddress
+        if transportHonoursLoadCancellation { outgoing.cancellation = cancellation }
         let request = outgoing
         let transport = self.transport
         do {
-            if transport.enforcesTimeout {
+            if transport.enforcesTimeout, cancellation == nil || transportHonoursLoadCancellation {
                 return try await transport.send(request)
             }
-            return try await withThrowingTaskGroup(of: TransportResponse.self) { group in
-                group.addTask { try await transport.send(request) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw RunwayError.timeout
+            let send: @Sendable () async throws -> TransportResponse = {
+                guard !transport.enforcesTimeout else { return try await transport.send(request) }
+                return try await withThrowingTaskGroup(of: TransportResponse.self) { group in
+                    group.addTask { try await transport.send(request) }
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        throw RunwayError.timeout
+                    }
+                    defer { group.cancelAll() }
+                    guard let first = try await group.next() else { throw RunwayError.cancelled }
+                    return first
                 }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw RunwayError.cancelled }
-                return first
             }
+            // A transport that knows only task cancellation: the exchange runs in a task the
+            // load's handle can cancel.
+            if let cancellation, !transportHonoursLoadCancellation { return try await cancellation.run(send) }
+            return try await send()
         } catch let error as RunwayError {
-            throw Task.isCancelled ? .cancelled : error
+            throw cancellation.isCancelledOrTask ? .cancelled : error
         } catch is CancellationError {
             throw .cancelled
         } catch {
-            throw Task.isCancelled ? .cancelled : .transport(description: String(describing: error))
+            throw cancellation.isCancelledOrTask ? .cancelled : .transport(description: String(describing: error))
         }
     }
 

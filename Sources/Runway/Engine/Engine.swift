@@ -31,6 +31,8 @@ public final class Engine: Sendable {
     private let services = Locked<[ServiceID: RegisteredService]>([:])
     let sleep: @Sendable (Duration) async throws -> Void
     let coalescer = CallCoalescer()
+    /// Whether the transport stops an exchange through ``TransportRequest/cancellation`` itself.
+    let transportHonoursLoadCancellation: Bool
     /// The device's network: while it is unreachable, loads fail at once; its changes make
     /// endpoint selectors measure again. `nil`: every load tries the network.
     public let network: NetworkMonitor?
@@ -55,6 +57,7 @@ public final class Engine: Sendable {
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.transport = transport
+        self.transportHonoursLoadCancellation = transport.honoursLoadCancellation
         self.cache = cache
         self.logger = logger
         self.sleep = sleep
@@ -143,9 +146,12 @@ public final class Engine: Sendable {
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with a transfer's hooks, also reporting
     /// the wait the last answer's `Retry-After` asked for: a caller that keeps work for later
     /// (the operation log) honours it beyond the engine's own retries.
+    ///
+    /// - parameter cancellation: Ends the load as cancelling the calling task would, without
+    ///   cancelling that task (a manager's load that runs in its caller's task).
     func perform<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool,
-        hooks: TransferHooks
+        hooks: TransferHooks, cancellation: LoadCancellation? = nil
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let loadID = loadID ?? .next()
         let started = ContinuousClock.now
@@ -165,7 +171,8 @@ public final class Engine: Sendable {
             let key = CacheKey(api: api, service: service, params: params)
         else {
             let (result, attempts) = await network(
-                api, params: params, body: body, registered: registered, hooks: hooks, land: land)
+                api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
+                land: land)
             log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
             return (result, attempts.retryAfter)
         }
@@ -179,7 +186,10 @@ public final class Engine: Sendable {
         let attemptsSeen = Locked(Attempts())
         let metrics = self.metrics
         let apiName = api.name
-        var result = await coalescer.run(key.hash, onJoin: { metrics?.coalesced(api: apiName) }) { [self] in
+        // The shared call runs in the coalescer's task: this load's handle only makes it leave.
+        var result = await coalescer.run(
+            key.hash, cancellation: cancellation, onJoin: { metrics?.coalesced(api: apiName) }
+        ) { [self] in
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {

@@ -80,7 +80,10 @@ public final class APIManager<Endpoint: API>: APIManaging {
 
     /// Loads and returns the raw response; the delegate is not involved.
     ///
-    /// Cancelling the calling task cancels the load (unless other callers wait on it too).
+    /// Cancelling the calling task cancels the load (unless other callers wait on it too). The
+    /// load runs in the calling task, off the main actor, unless others may join it
+    /// (``RequestStrategy/ignoreNewWhileLoading``); the manager ends it through a
+    /// ``LoadCancellation`` when a strategy or ``cancelAllRequests()`` says so.
     ///
     /// - parameters:
     ///   - params: The params; `nil` asks the ``paramSource`` (or sends none).
@@ -92,9 +95,40 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public func load(
         with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false
     ) async throws(RunwayError) -> RawResponse {
+        let params = resolve(params)
+        let strategy = api.requestStrategy
+        guard strategy != .ignoreNewWhileLoading else {
+            return try await loadInOwnTask(params: params, body: body, strategy: strategy, ignoringCache: ignoringCache)
+        }
+        // Nobody can join it: the load runs in its caller's task, as a plain `await` on the
+        // engine would, and the manager cancels it through its handle.
+        switch admitLoad(params: params, strategy: strategy, notifiesDelegate: false, waiter: nil, joinable: false) {
+        case .refused(let entry, let error):
+            deliver(entry, .failure(error))
+            throw error
+        case .joined:
+            // Not under this strategy; were it to happen, the load it joined serves it.
+            return try await loadInOwnTask(params: params, body: body, strategy: strategy, ignoringCache: ignoringCache)
+        case .flying(let flight):
+            let id = flight.call.loadID
+            let cancellation = LoadCancellation()
+            tasks.insert(cancellation, for: id)
+            for interceptor in flight.interceptors { interceptor.afterCall(flight.call) }
+            let result = await Self.fly(
+                api, engine: engine, params: params, body: body, loadID: id, ignoringCache: ignoringCache,
+                cancellation: cancellation)
+            return try landInCallersTask(id, result).get()
+        }
+    }
+
+    /// A load others may join: it flies in a task of its own, which its caller's cancellation
+    /// ends only when nobody else waits.
+    private func loadInOwnTask(
+        params: Parameters, body: RequestBody?, strategy: RequestStrategy, ignoringCache: Bool
+    ) async throws(RunwayError) -> RawResponse {
         let waiter = Waiter()
         begin(
-            params: resolve(params), body: body, strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter,
+            params: params, body: body, strategy: strategy, notifiesDelegate: false, waiter: waiter,
             ignoringCache: ignoringCache)
         return try await wait(for: waiter).get()
     }
@@ -141,36 +175,27 @@ public final class APIManager<Endpoint: API>: APIManaging {
     }
 
     /// Validator, interceptors' veto, strategy, then the engine: the manager's half of a load.
+    ///
+    /// - returns: The load's identifier, or `nil` when it joined one in flight.
     @discardableResult
     func begin(
         params: Parameters, body: RequestBody? = nil, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
         ignoringCache: Bool = false, onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
     ) -> LoadID? {
-        let id = LoadID.next()
-        let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
-        let interceptors = self.interceptors
-        let flight = Flight(call: call, interceptors: interceptors, onFinish: onFinish)
-        let entry = LoadBook<Waiter, Flight>.Entry(
-            context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? [])
-
-        do {
-            try api.paramsValidator.validate(params)
-        } catch {
-            deliverLater(entry, .failure(.paramsInvalid(reason: error.reason)))
-            return id
+        let flight: Flight
+        switch admitLoad(
+            params: params, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter, joinable: true,
+            onFinish: onFinish)
+        {
+        case .refused(let entry, let error):
+            deliverLater(entry, .failure(error))
+            return entry.context.call.loadID
+        case .joined:
+            return nil
+        case .flying(let admitted):
+            flight = admitted
         }
-        for interceptor in interceptors {
-            if case .veto(let reason) = interceptor.shouldCall(call) {
-                deliverLater(entry, .failure(.vetoed(reason: reason)))
-                return id
-            }
-        }
-
-        let (admission, superseded) = book.admit(
-            id, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter)
-        guard case .start = admission else { return nil }
-        for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
-
+        let id = flight.call.loadID
         let engine = self.engine
         let api = self.api
         // Started off the main actor (the engine's work never needs it). The caller that started
@@ -181,8 +206,68 @@ public final class APIManager<Endpoint: API>: APIManaging {
             await self?.land(id, result)
         }
         tasks.insert(task, for: id)
-        for interceptor in interceptors { interceptor.afterCall(call) }
+        for interceptor in flight.interceptors { interceptor.afterCall(flight.call) }
         return id
+    }
+
+    /// Validator, interceptors' veto and strategy: whether a new load flies, and which loads it
+    /// supersedes (delivered as cancelled here).
+    ///
+    /// - parameter joinable: Whether later loads may join this one; a load that runs in its
+    ///   caller's task may not.
+    func admitLoad(
+        params: Parameters, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?, joinable: Bool,
+        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
+    ) -> LoadAdmission {
+        let id = LoadID.next()
+        let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
+        let interceptors = self.interceptors
+        let flight = Flight(call: call, interceptors: interceptors, onFinish: onFinish)
+        func refused(_ error: RunwayError) -> LoadAdmission {
+            .refused(
+                LoadBook.Entry(context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? []),
+                error)
+        }
+        do {
+            try api.paramsValidator.validate(params)
+        } catch {
+            return refused(.paramsInvalid(reason: error.reason))
+        }
+        for interceptor in interceptors {
+            if case .veto(let reason) = interceptor.shouldCall(call) { return refused(.vetoed(reason: reason)) }
+        }
+        let (admission, superseded) = book.admit(
+            id, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter,
+            joinable: joinable)
+        guard case .start = admission else { return .joined }
+        for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
+        return .flying(flight)
+    }
+
+    /// Runs a load in its caller's task, off the main actor.
+    @concurrent
+    nonisolated static func fly(
+        _ api: Endpoint, engine: Engine, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
+        cancellation: LoadCancellation
+    ) async -> Result<RawResponse, RunwayError> {
+        await engine.perform(
+            api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks(),
+            cancellation: cancellation
+        ).result
+    }
+
+    /// The outcome of a load its caller ran, back on the main actor.
+    ///
+    /// A caller whose task was cancelled gets ``RunwayError/cancelled`` and the load is delivered
+    /// as cancelled, as for a caller that waited on a load's task; a load the manager cancelled
+    /// meanwhile (superseded, all requests cancelled) was delivered as cancelled already.
+    private func landInCallersTask(_ id: LoadID, _ result: Result<RawResponse, RunwayError>)
+        -> Result<RawResponse, RunwayError>
+    {
+        guard Task.isCancelled else { return land(id, result) ? result : .failure(.cancelled) }
+        tasks.remove(id)
+        if let entry = book.finish(id) { deliver(entry, .failure(.cancelled)) }
+        return .failure(.cancelled)
     }
 
     /// The engine's outcome reached the main actor.

@@ -12,6 +12,10 @@ struct LoadBook<Waiter, Context> {
         var notifiesDelegate: Bool
         /// The awaiting callers.
         var waiters: [Waiter]
+        /// Whether a later load may join this one (``RequestStrategy/ignoreNewWhileLoading``).
+        /// A load that runs in its caller's task may not: the caller's cancellation would end it
+        /// for those who joined.
+        var joinable = true
     }
 
     /// What the manager must do for a new load.
@@ -34,13 +38,16 @@ struct LoadBook<Waiter, Context> {
     ///
     /// For ``Admission/start(cancelling:)`` the new load is recorded, and the loads it
     /// supersedes are finished and handed back: the caller delivers ``RunwayError/cancelled`` to
-    /// them. For ``Admission/join(_:)`` the waiter (if any) joins the in-flight load.
+    /// them. For ``Admission/join(_:)`` the waiter (if any) joins the in-flight load: the first
+    /// one started that is joinable (one started under another strategy, before the API's
+    /// strategy changed, may not be).
     mutating func admit(
-        _ id: LoadID, context: Context, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?
+        _ id: LoadID, context: Context, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
+        joinable: Bool = true
     ) -> (Admission, cancelled: [(LoadID, Entry)]) {
         switch strategy {
         case .ignoreNewWhileLoading:
-            if let current = order.first {
+            if let current = order.first(where: { entries[$0]?.joinable == true }) {
                 // The joiner is served by the in-flight load: its waiter, or the delegate, is
                 // added to that load's deliveries.
                 if let waiter { entries[current]?.waiters.append(waiter) }
@@ -49,17 +56,20 @@ struct LoadBook<Waiter, Context> {
             }
         case .cancelInFlight:
             let superseded = order.compactMap { old in finish(old).map { (old, $0) } }
-            record(id, context: context, notifiesDelegate: notifiesDelegate, waiter: waiter)
+            record(id, context: context, notifiesDelegate: notifiesDelegate, waiter: waiter, joinable: joinable)
             return (.start(cancelling: superseded.map(\.0)), superseded)
         case .allowConcurrent:
             break
         }
-        record(id, context: context, notifiesDelegate: notifiesDelegate, waiter: waiter)
+        record(id, context: context, notifiesDelegate: notifiesDelegate, waiter: waiter, joinable: joinable)
         return (.start(cancelling: []), [])
     }
 
-    private mutating func record(_ id: LoadID, context: Context, notifiesDelegate: Bool, waiter: Waiter?) {
-        entries[id] = Entry(context: context, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? [])
+    private mutating func record(
+        _ id: LoadID, context: Context, notifiesDelegate: Bool, waiter: Waiter?, joinable: Bool
+    ) {
+        entries[id] = Entry(
+            context: context, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? [], joinable: joinable)
         order.append(id)
     }
 

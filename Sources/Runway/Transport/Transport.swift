@@ -26,11 +26,17 @@ public protocol Transport: Sendable {
     /// transport that cannot choose the address of a connection (URLSession) says `false` (the
     /// default), and the engine leaves the address to DNS.
     var supportsConnectAddress: Bool { get }
+
+    /// Whether ``send(_:)`` stops the exchange when ``TransportRequest/cancellation`` is
+    /// cancelled, as it does when its task is. When `false` (the default) the engine runs an
+    /// exchange that carries such a handle in a task of its own, which costs a task per request.
+    var honoursLoadCancellation: Bool { get }
 }
 
 extension Transport {
     public var enforcesTimeout: Bool { false }
     public var supportsConnectAddress: Bool { false }
+    public var honoursLoadCancellation: Bool { false }
 }
 
 /// What the engine hands a transport.
@@ -53,6 +59,10 @@ public struct TransportRequest: Sendable {
     /// certificate check stay on the host name. Honoured only where
     /// ``Transport/supportsConnectAddress`` is `true`.
     public var connectAddress: String?
+    /// Cancels this exchange without cancelling the calling task: set for a manager's load that
+    /// runs in its caller's task. Only a transport that says ``Transport/honoursLoadCancellation``
+    /// receives it.
+    public var cancellation: LoadCancellation?
 
     /// Creates a transport request.
     public init(

@@ -48,6 +48,9 @@ public final class URLSessionTransport: Transport {
     /// (URLSession's own request timeout only measures idle time between bytes).
     public var enforcesTimeout: Bool { true }
 
+    /// Cancelling ``TransportRequest/cancellation`` cancels the data task.
+    public var honoursLoadCancellation: Bool { true }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         #if !canImport(Security)
         if let host = request.head.url?.host?.lowercased(), pinnedHosts.contains(host) {
@@ -64,6 +67,10 @@ public final class URLSessionTransport: Transport {
         deadline.schedule(deadline: .now() + .nanoseconds(Int(min(request.timeout / .nanoseconds(1), Double(Int.max / 2)))))
         deadline.resume()
         defer { deadline.cancel() }
+        // A manager's load that runs in its caller's task is cancelled through this handle.
+        let cancellation = request.cancellation
+        let registration = cancellation?.register { handle.cancel() }
+        defer { if let registration { cancellation?.end(registration) } }
         if Self.isTransfer(request) {
             do {
                 return try await sendTransfer(request, urlRequest, handle: handle)

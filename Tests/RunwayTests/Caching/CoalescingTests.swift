@@ -86,6 +86,30 @@ struct CoalescingTests {
         }
     }
 
+    @Test("a manager cancelling an async load that joined a shared call leaves the call to the others")
+    func cancellingOneAsyncWaiter() async throws {
+        let cache = try ResponseCache()
+        try await withHarness(cache: cache) { harness in
+            let watch = JoinWatch()
+            watch.install(on: harness.engine)
+            var api = TestAPI(path: "/faults/gate/kept-async")
+            api.cachePolicy = .memory()
+            let leaving = APIManager(api, engine: harness.engine)
+            let staying = APIManager(api, engine: harness.engine)
+            let kept = Task { try await staying.load() }
+            await watch.wait(for: 1)
+            let left = Task { try await leaving.load() }
+            await watch.wait(for: 2)
+            // The async load runs in its caller's task; its manager makes it leave the call.
+            leaving.cancelAllRequests()
+            await #expect(throws: RunwayError.cancelled) { try await left.value }
+            harness.probe.openGate("kept-async")
+            let response = try await kept.value
+            #expect(response.json?["data"]?["gate"] == "kept-async")
+            #expect(harness.probe.count("/faults/gate/kept-async") == 1)
+        }
+    }
+
     @Test("when every waiter is gone the shared call is cancelled on the wire")
     func lastWaiterCancels() async throws {
         let cache = try ResponseCache()

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import NIOCore
 import Runway
 import RunwayExamples
 import RunwayNIO
@@ -69,11 +70,14 @@ func withHarness<T>(
     _ transport: TransportKind = .asyncHTTPClient,
     cache: ResponseCache? = nil,
     sleep: (@Sendable (Duration) async throws -> Void)? = nil,
+    readTimeout: TimeAmount = .seconds(30),
     _ body: (Harness) async throws -> T
 ) async throws -> T {
     let server = try await DemoServer.start()
     let log = LogCapture()
-    let nio: AsyncHTTPClientTransport? = transport == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+    let nio: AsyncHTTPClientTransport? =
+        transport == .asyncHTTPClient
+        ? AsyncHTTPClientTransport(configuration: .init(readTimeout: readTimeout)) : nil
     let chosen: any Transport = nio ?? URLSessionTransport()
     let logger = Logger(label: "runway.test") { _ in log }
     let engine =
@@ -101,6 +105,26 @@ func withCleanup<T>(
     } catch {
         await cleanup()
         throw error
+    }
+}
+
+extension Harness {
+    /// Queues `action` on the main actor, opens gate `key` and holds the main actor until the
+    /// engine has logged that load's outcome — its last step: the answer is then on its way to
+    /// the main actor, queued behind `action`.
+    ///
+    /// - returns: Whether the outcome was logged in time.
+    @MainActor
+    func openGateHoldingMainActor(_ key: String, queuing action: @escaping @MainActor () -> Void) -> Bool {
+        let answered = DispatchSemaphore(value: 0)
+        let log = self.log
+        Task.detached {
+            _ = await log.waitForLine { $0.message.contains("/faults/gate/\(key)") }
+            answered.signal()
+        }
+        Task { @MainActor in action() }
+        probe.openGate(key)
+        return answered.wait(timeout: .now() + 30) == .success
     }
 }
 
