@@ -4,7 +4,7 @@
 /// was most of what the manager cost over a plain `await`. The manager must still be able to end
 /// such a load by itself — a newer load under ``RequestStrategy/cancelInFlight``,
 /// ``APIManaging/cancelAllRequests()``, a pagination refresh — and cancelling the caller's task
-/// would outlive the load. So the engine honours this handle as it honours task cancellation:
+/// would leave that task cancelled after the load. So the engine honours this handle as it honours task cancellation:
 /// each wait of the load (an exchange, a retry's back-off, a shared call) registers how to stop
 /// itself while it runs, and the engine checks the handle between steps.
 ///

@@ -244,7 +244,7 @@ extension Engine {
             if transport.enforcesTimeout, cancellation == nil || transportHonoursLoadCancellation {
                 return try await transport.send(request)
             }
-            let send: @Sendable () async throws -> TransportResponse = {
+            let withinTimeout: @Sendable () async throws -> TransportResponse = {
                 guard !transport.enforcesTimeout else { return try await transport.send(request) }
                 return try await withThrowingTaskGroup(of: TransportResponse.self) { group in
                     group.addTask { try await transport.send(request) }
@@ -259,8 +259,8 @@ extension Engine {
             }
             // A transport that knows only task cancellation: the exchange runs in a task the
             // load's handle can cancel.
-            if let cancellation, !transportHonoursLoadCancellation { return try await cancellation.run(send) }
-            return try await send()
+            if let cancellation, !transportHonoursLoadCancellation { return try await cancellation.run(withinTimeout) }
+            return try await withinTimeout()
         } catch let error as RunwayError {
             throw cancellation.isCancelledOrTask ? .cancelled : error
         } catch is CancellationError {
