@@ -14,6 +14,14 @@ enum InterleavedBenchmarks {
         "APIManager from a background task ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
     static let mainActorFloorRatio = BenchmarkMetric.custom(
         "raw AHC + two main-actor round trips ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    static let concurrentEngineRatio = BenchmarkMetric.custom(
+        "32 in flight: Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    static let concurrentManagerRatio = BenchmarkMetric.custom(
+        "32 in flight: APIManager ÷ raw AHC from the main actor throughput (%)", polarity: .prefersLarger,
+        useScalingFactor: false)
+    static let concurrentManagerOffMainRatio = BenchmarkMetric.custom(
+        "32 in flight: APIManager from background tasks ÷ raw AHC throughput (%)", polarity: .prefersLarger,
+        useScalingFactor: false)
     static let engineRatio = BenchmarkMetric.custom(
         "Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
     static let engineOnMainRatio = BenchmarkMetric.custom(
@@ -27,22 +35,22 @@ enum InterleavedBenchmarks {
         func line(_ name: String, _ metric: BenchmarkMetric, _ run: @escaping @Sendable (Engine) async throws -> Int) {
             let configuration = Benchmark.Configuration(
                 metrics: [metric], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
-            Benchmark("GET sequential, interleaved: \(name)", configuration: configuration) { benchmark in
+            Benchmark(name, configuration: configuration) { benchmark in
                 guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
                 benchmark.measurement(metric, try await run(engine))
             }
         }
-        line("Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", managerRatio) { engine in
+        line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", managerRatio) { engine in
             try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
         }
-        line("Runway APIManager ÷ raw AsyncHTTPClient, both called from a background task", managerOffMainRatio) { engine in
+        line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from a background task", managerOffMainRatio) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
             return try await ratio(
                 raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayManager(manager) })
         }
         // The floor of any main-actor object a background task awaits: into the main actor to
         // start the load, and into it again to land it.
-        line("raw AsyncHTTPClient with a main-actor round trip before and after ÷ raw AsyncHTTPClient, from a background task", mainActorFloorRatio) { _ in
+        line("GET sequential, interleaved: raw AsyncHTTPClient with a main-actor round trip before and after ÷ raw AsyncHTTPClient, from a background task", mainActorFloorRatio) { _ in
             try await ratio(
                 raw: { try await fixture.rawAsyncHTTPClient() },
                 runway: {
@@ -51,18 +59,38 @@ enum InterleavedBenchmarks {
                     await MainActor.run {}
                 })
         }
-        line("Runway Engine ÷ raw AsyncHTTPClient", engineRatio) { engine in
+        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", engineRatio) { engine in
             try await ratio(raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(engine) })
         }
-        line("Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor", engineOnMainRatio) { engine in
+        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor", engineOnMainRatio) { engine in
             try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
+        }
+        // 32 in flight: each run is a batch of loads kept 32 deep, alternating as above.
+        let batch = 128
+        line("GET 32 in flight, interleaved: Runway Engine ÷ raw AsyncHTTPClient", concurrentEngineRatio) { engine in
+            try await ratio(rounds: 20, loadsPerRun: 1,
+                raw: { try await Fixture.inFlight(32, total: batch) { try await fixture.rawAsyncHTTPClient() } },
+                runway: { try await Fixture.inFlight(32, total: batch) { try await fixture.runwayEngine(engine) } })
+        }
+        line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", concurrentManagerRatio) { engine in
+            let manager = await APIManager(ListingsAPI(), engine: engine)
+            return try await ratio(rounds: 20, loadsPerRun: 1,
+                raw: { try await Fixture.inFlight(32, total: batch) { try await MainActorLoop.rawOnMain(fixture) } },
+                runway: { try await Fixture.inFlight(32, total: batch) { try await fixture.runwayManager(manager) } })
+        }
+        line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from background tasks", concurrentManagerOffMainRatio) { engine in
+            let manager = await APIManager(ListingsAPI(), engine: engine)
+            return try await ratio(rounds: 20, loadsPerRun: 1,
+                raw: { try await Fixture.inFlight(32, total: batch) { try await fixture.rawAsyncHTTPClient() } },
+                runway: { try await Fixture.inFlight(32, total: batch) { try await fixture.runwayManager(manager) } })
         }
     }
 
     /// Raw time over Runway's time for the same number of loads, in percent: above 100, Runway
     /// served more loads per second than the raw client in the same stretch.
     static func ratio(
-        isolation: isolated (any Actor)? = #isolation, raw: () async throws -> Void, runway: () async throws -> Void
+        isolation: isolated (any Actor)? = #isolation, rounds: Int = rounds, loadsPerRun: Int = loadsPerRun,
+        raw: () async throws -> Void, runway: () async throws -> Void
     ) async throws -> Int {
         let clock = ContinuousClock()
         var rawTime = Duration.zero
