@@ -22,6 +22,9 @@ enum InterleavedBenchmarks {
     static let concurrentManagerOffMainRatio = BenchmarkMetric.custom(
         "32 in flight: APIManager from background tasks ÷ raw AHC throughput (%)", polarity: .prefersLarger,
         useScalingFactor: false)
+    static let mainActorHopsRatio = BenchmarkMetric.custom(
+        "Engine through a main-actor function ÷ raw AHC, from a background task (%)", polarity: .prefersLarger,
+        useScalingFactor: false)
     static let engineRatio = BenchmarkMetric.custom(
         "Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
     static let engineOnMainRatio = BenchmarkMetric.custom(
@@ -58,6 +61,12 @@ enum InterleavedBenchmarks {
                     try await fixture.rawAsyncHTTPClient()
                     await MainActor.run {}
                 })
+        }
+        // The manager's own path for a background caller without its bookkeeping: into a
+        // main-actor function, off it for the engine's work, back to land, back to the caller.
+        line("GET sequential, interleaved: Runway Engine awaited through a main-actor function ÷ raw AsyncHTTPClient, from a background task", mainActorHopsRatio) { engine in
+            try await ratio(
+                raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await MainActorLoop.engine(engine) })
         }
         line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", engineRatio) { engine in
             try await ratio(raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(engine) })
@@ -118,6 +127,12 @@ extension MainActorLoop {
                 let response = try await engine.perform(ListingsAPI()).get()
                 guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
             })
+    }
+
+    /// The engine awaited from the main actor, the answer checked there.
+    static func engine(_ engine: Engine) async throws {
+        let response = try await engine.perform(ListingsAPI()).get()
+        guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
     }
 
     /// The manager and the raw client, each as a view controller would call it.
