@@ -46,6 +46,13 @@ public final class AsyncHTTPClientTransport: Transport {
         /// The longest silence allowed between two reads of a response, whatever the request's
         /// own timeout: the backstop for a peer that stops sending. Default 30 seconds.
         public var readTimeout: TimeAmount
+        /// The longest a request waits for a connection — queued behind others for a pooled one,
+        /// and connecting — before AsyncHTTPClient gives up. A request's own timeout ends the
+        /// wait sooner, so by default (60 seconds, above any API's usual timeout) the API's
+        /// timeout is what a caller meets; a wait that ends here is ``RunwayError/timeout`` too.
+        /// (AsyncHTTPClient bounds the queue by its connect timeout: at 10 seconds, loads queued
+        /// behind others on a busy machine failed long before their own deadline.)
+        public var connectTimeout: TimeAmount
         /// HTTP/1.1 connections kept per host at most (AsyncHTTPClient's soft limit). Default 8, as
         /// AsyncHTTPClient recommends; raise it when many loads to one host run at once over
         /// HTTP/1.1 (32 concurrent loads at 8 connections queue behind each other). HTTP/2
@@ -60,7 +67,8 @@ public final class AsyncHTTPClientTransport: Transport {
             tlsConfiguration: TLSConfiguration? = nil,
             pins: [PublicKeyPins] = [],
             readTimeout: TimeAmount = .seconds(30),
-            maximumConnectionsPerHost: Int = 8
+            maximumConnectionsPerHost: Int = 8,
+            connectTimeout: TimeAmount = .seconds(60)
         ) {
             self.maximumBodySize = maximumBodySize
             self.httpVersion = httpVersion
@@ -69,6 +77,7 @@ public final class AsyncHTTPClientTransport: Transport {
             self.pins = pins
             self.readTimeout = readTimeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.connectTimeout = connectTimeout
         }
     }
 
@@ -164,7 +173,7 @@ public final class AsyncHTTPClientTransport: Transport {
             tlsConfiguration: configuration.tlsConfiguration,
             // The engine owns redirects: it re-checks every hop against the service's rules.
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10), read: configuration.readTimeout),
+            timeout: .init(connect: configuration.connectTimeout, read: configuration.readTimeout),
             decompression: .enabled(limit: .ratio(100))
         )
         clientConfiguration.httpVersion = configuration.httpVersion
@@ -284,65 +293,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     static func classify(_ error: any Error) -> RunwayError {
-        if let error = error as? RunwayError { return error }
-        if let failure = error as? PinCheck.Failure { return .pinningFailed(host: failure.host) }
-        if let failure = error as? HostNameCheck.Failure {
-            return .tlsFailure(reason: "the certificate does not name \(failure.host)")
-        }
-        if let error = error as? NIOSSLError { return .tlsFailure(reason: "\(error)") }
-        if let error = error as? BoringSSLError { return .tlsFailure(reason: "\(error)") }
-        if error is CancellationError { return .cancelled }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .cancelled, .requestStreamCancelled: return .cancelled
-            case .deadlineExceeded, .readTimeout, .writeTimeout: return .timeout
-            case .connectTimeout: return .noNetwork(reason: .unreachable)
-            case .remoteConnectionClosed: return .connectionLost
-            case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest(reason: "\(error)")
-            default: return .transport(description: "\(error)")
-            }
-        }
-        if let error = error as? HTTPParserError {
-            // The connection ended mid-message: the response was cut short on the wire.
-            if case .invalidEOFState = error { return .connectionLost }
-            return .invalidResponse(reason: "malformed HTTP: \(error)")
-        }
-        if let error = error as? NIOTooManyBytesError {
-            return .invalidResponse(reason: "the body is larger than allowed (\(error))")
-        }
-        if let error = error as? NIOConnectionError {
-            return classify(connectionFailures: error.connectionErrors.map(\.error), dnsFailed: error.dnsAError != nil)
-        }
-        if let error = error as? IOError { return classify(errno: error.errnoCode) }
-        if let error = error as? ChannelError {
-            switch error {
-            case .connectTimeout: return .noNetwork(reason: .unreachable)
-            // A pooled connection the server closed between requests.
-            case .ioOnClosedChannel, .eof, .outputClosed: return .connectionLost
-            default: break
-            }
-        }
-        if error is NIOConnectionError || String(describing: error).contains("connectionRefused") {
-            return .noNetwork(reason: .connectionRefused)
-        }
-        return .transport(description: String(describing: error))
-    }
-
-    private static func classify(connectionFailures: [any Error], dnsFailed: Bool) -> RunwayError {
-        if connectionFailures.isEmpty { return .noNetwork(reason: .dnsFailure) }
-        for failure in connectionFailures {
-            if let failure = failure as? IOError { return classify(errno: failure.errnoCode) }
-        }
-        return .noNetwork(reason: dnsFailed ? .dnsFailure : .unreachable)
-    }
-
-    private static func classify(errno code: CInt) -> RunwayError {
-        switch code {
-        case ECONNREFUSED: return .noNetwork(reason: .connectionRefused)
-        case ENETUNREACH, EHOSTUNREACH, ENETDOWN: return .noNetwork(reason: .unreachable)
-        case ECONNRESET, EPIPE: return .connectionLost
-        default: return .transport(description: "I/O error \(code)")
-        }
+        AsyncHTTPClientErrors.classify(error)
     }
 }
 

@@ -54,15 +54,16 @@ public final class DemoServer: Sendable {
     ///   - address: The address to listen on: 127.0.0.1 by default; any of 127.0.0.0/8 on Linux,
     ///     where tests stand up several hosts.
     ///   - port: The port; 0 (the default) lets the system choose.
-    ///   - healthDelay: How long `GET /health` takes to answer: a server farther away, for
-    ///     endpoint probes.
+    ///   - healthGate: When given, `GET /health` answers only once the test opens this gate
+    ///     (``ServerProbe/openGate(_:)``): probes that end in an order the test chooses.
     ///   - endpointList: What `GET /endpoints` lists: a server list for endpoint selection.
     ///   - logLevel: The server's own log level; quiet by default.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
         verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
-        healthDelay: Duration = .zero, endpointList: [String] = [], logLevel: Logger.Level = .critical
+        healthGate: String? = nil, endpointList: [String] = [],
+        logLevel: Logger.Level = .critical
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
@@ -77,7 +78,7 @@ public final class DemoServer: Sendable {
         collector?.add(to: router, verifier: verifiesEverything ? signatureVerifier : nil)
         router.get("/health") { _, _ -> Response in
             probe.record("/health")
-            if healthDelay > .zero { try await Task.sleep(for: healthDelay) }
+            if let healthGate { await probe.passGate(healthGate) }
             return JSONResponse.make(["status": "ok", "address": address])
         }
         router.get("/endpoints") { _, _ -> Response in

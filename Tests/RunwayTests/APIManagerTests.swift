@@ -284,10 +284,11 @@ final class TestBox<Value: Sendable>: @unchecked Sendable {
         stored = value
         lock.unlock()
     }
-    func mutate(_ body: (inout Value) -> Void) {
+    @discardableResult
+    func mutate<Result>(_ body: (inout Value) -> Result) -> Result {
         lock.lock()
-        body(&stored)
-        lock.unlock()
+        defer { lock.unlock() }
+        return body(&stored)
     }
 }
 

@@ -26,7 +26,7 @@ struct TransportConformanceTests {
 
     func request(
         _ server: DemoServer, _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: Data? = nil,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(300)
     ) -> TransportRequest {
         TransportRequest(
             head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(server.port)", path: path, headerFields: headers),
@@ -144,7 +144,7 @@ struct TransportConformanceTests {
         try await withTransport(kind) { transport, _ in
             let refused = TransportRequest(
                 head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(nothingListens.port)", path: "/echo/x"),
-                body: nil, timeout: .seconds(10), apiName: "Conformance")
+                body: nil, timeout: .seconds(300), apiName: "Conformance")
             await #expect(throws: RunwayError.noNetwork(reason: .connectionRefused)) {
                 try await transport.send(refused)
             }
@@ -170,7 +170,7 @@ struct AsyncHTTPClientTLSTests {
                     group.addTask {
                         try await transport.send(TransportRequest(
                             head: HTTPRequest(method: .get, scheme: "https", authority: "127.0.0.1:\(server.port)", path: "/echo/h2?i=\(index)"),
-                            body: nil, timeout: .seconds(10), apiName: "H2"))
+                            body: nil, timeout: .seconds(300), apiName: "H2"))
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -192,7 +192,7 @@ struct AsyncHTTPClientTLSTests {
         await #expect {
             try await transport.send(TransportRequest(
                 head: HTTPRequest(method: .get, scheme: "https", authority: "127.0.0.1:\(server.port)", path: "/echo/x"),
-                body: nil, timeout: .seconds(10), apiName: "TLS"))
+                body: nil, timeout: .seconds(300), apiName: "TLS"))
         } throws: { error in
             guard case .tlsFailure = error as? RunwayError else { return false }
             return true

@@ -12,7 +12,7 @@ struct TransportLifecycleTests {
     func request(_ server: DemoServer, _ path: String) -> TransportRequest {
         TransportRequest(
             head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: path),
-            body: nil, timeout: .seconds(10), apiName: "Lifecycle")
+            body: nil, timeout: .seconds(300), apiName: "Lifecycle")
     }
 
     @Test("over the app's own HTTPClient: it sends, and the transport's shutdown leaves the app's client running")
@@ -27,7 +27,7 @@ struct TransportLifecycleTests {
             let transport = AsyncHTTPClientTransport(client: client)
             #expect(try await transport.send(request(server, "/echo/shared")).head.status == .ok)
             try await transport.shutdown()
-            let after = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/echo/still"), timeout: .seconds(10))
+            let after = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/echo/still"), timeout: .seconds(300))
             #expect(after.status.code == 200, "the app's client is the app's to shut down")
         }
     }
@@ -62,7 +62,7 @@ struct TransportLifecycleTests {
                     try await transport.send(
                         TransportRequest(
                             head: HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/echo/x"),
-                            body: nil, timeout: .seconds(5), apiName: "Lifecycle"))
+                            body: nil, timeout: .seconds(300), apiName: "Lifecycle"))
                 }
             }
         }

@@ -47,6 +47,9 @@ public final class EndpointSelector: Sendable {
         /// Whether registering the service starts the rounds (``start(using:changes:)``). Turn
         /// it off to call ``probe(using:)`` on a schedule of your own. Default `true`.
         public var probesAutomatically = true
+        /// The clock HTTP probes are timed on. Default the continuous clock; a test gives one it
+        /// advances itself, so a ranking cannot depend on how busy the machine is.
+        public var clock: any Clock<Duration> = ContinuousClock()
 
         /// The defaults.
         public init() {}
@@ -218,12 +221,12 @@ public final class EndpointSelector: Sendable {
                     method: .get, scheme: scheme, authority: "\(host):\(port)", path: path),
                 body: nil, timeout: configuration.timeout, apiName: "EndpointProbe")
             request.connectAddress = address
-            let clock = ContinuousClock()
-            let started = clock.now
+            var status = 0
             do {
-                let response = try await transport.send(request)
-                guard response.head.status.code < 500 else { return nil }
-                return clock.now - started
+                let elapsed = try await configuration.clock.measure {
+                    status = try await transport.send(request).head.status.code
+                }
+                return status < 500 ? elapsed : nil
             } catch {
                 return nil
             }

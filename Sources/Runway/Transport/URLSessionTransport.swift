@@ -144,36 +144,7 @@ public final class URLSessionTransport: Transport {
     }
 
     static func classify(_ error: any Error) -> RunwayError {
-        guard let urlError = error as? URLError else {
-            return .transport(description: String(describing: error))
-        }
-        #if canImport(FoundationNetworking)
-        // On Linux, URLSession runs on libcurl and reports a body cut short after the head as
-        // URLError -1 with curl's CURLE_PARTIAL_FILE text ("transfer closed with 989 bytes
-        // remaining to read", "transfer closed with outstanding read data remaining"): the fault
-        // Apple's URLSession calls networkConnectionLost and AsyncHTTPClient a closed connection.
-        // A pooled connection the server closed meanwhile fails the same way, with curl's
-        // CURLE_RECV_ERROR / CURLE_SEND_ERROR / CURLE_GOT_NOTHING texts.
-        let connectionFaults = ["transfer closed with", "Recv failure", "Send failure", "Failed sending data", "Empty reply"]
-        if urlError.code == .unknown, connectionFaults.contains(where: urlError.localizedDescription.hasPrefix) {
-            return .connectionLost
-        }
-        #endif
-        switch urlError.code {
-        case .cancelled: return .cancelled
-        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-            .serverCertificateHasUnknownRoot, .secureConnectionFailed, .clientCertificateRejected:
-            return .tlsFailure(reason: "URLError \(urlError.code.rawValue)")
-        case .timedOut: return .timeout
-        case .cannotConnectToHost: return .noNetwork(reason: .connectionRefused)
-        case .cannotFindHost, .dnsLookupFailed: return .noNetwork(reason: .dnsFailure)
-        case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed:
-            return .noNetwork(reason: .unreachable)
-        case .networkConnectionLost: return .connectionLost
-        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
-            return .invalidResponse(reason: urlError.localizedDescription)
-        default: return .transport(description: "URLError \(urlError.code.rawValue): \(urlError.localizedDescription)")
-        }
+        URLSessionErrors.classify(error)
     }
 }
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import MultipartKit
+import NIOPosix
 
 /// Uploads and downloads for the demo and the tests.
 ///
@@ -88,9 +89,14 @@ public enum TransferRoutes {
             }
             // MultipartKit's streaming parser: an independent reading of what the client wrote,
             // each part hashed as it arrives, so a large form never sits in memory here either.
+            // It looks at every byte, so it runs on NIO's blocking pool, never on Swift
+            // concurrency's shared threads: unoptimised (as `swift test` builds it), a 700 KB form
+            // kept both of a 2-core machine's shared threads busy for seconds, and every other
+            // task of the process — each test's loads and servers — waited behind it.
             let form = MultipartDigest(boundary: boundary)
             for try await buffer in request.body {
-                do { try form.parser.execute(buffer) } catch {
+                let parsed = try await NIOThreadPool.singleton.runIfActive { form.parse(buffer) }
+                guard parsed else {
                     return JSONResponse.make(["error": "malformed multipart body"], status: .badRequest)
                 }
             }
@@ -172,8 +178,12 @@ private func boundary(of contentType: String) -> String? {
 }
 
 /// Each part of a form as MultipartKit's parser reports it: its header fields, size and SHA-256,
-/// and the text of small fields. Used by one request handler, in order.
-private final class MultipartDigest {
+/// and the text of small fields.
+///
+/// Unchecked `Sendable`: one request handler owns it and hands it one chunk at a time to a
+/// thread of the blocking pool, awaiting each ``parse(_:)`` before the next, so no two threads
+/// ever touch it at once.
+private final class MultipartDigest: @unchecked Sendable {
     struct Part {
         var headers: [String: String] = [:]
         var hasher = SHA256()
@@ -192,9 +202,19 @@ private final class MultipartDigest {
         }
     }
 
-    let parser: MultipartParser
+    private let parser: MultipartParser
     private(set) var parts: [Part] = []
     private var current = Part()
+
+    /// Feeds the next chunk of the body to the parser; whether it was well formed.
+    func parse(_ buffer: ByteBuffer) -> Bool {
+        do {
+            try parser.execute(buffer)
+            return true
+        } catch {
+            return false
+        }
+    }
 
     init(boundary: String) {
         parser = MultipartParser(boundary: boundary)

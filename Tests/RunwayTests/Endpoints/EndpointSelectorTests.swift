@@ -108,14 +108,17 @@ struct EndpointSelectorTests {
 
     @Test("HTTP probes rank by answer time; a stopped address hands over to the next; none left falls back to DNS")
     func httpProbeFailoverAndFallback() async throws {
-        let fast = try await DemoServer.start(address: "127.0.0.3")
-        let middle = try await DemoServer.start(address: "127.0.0.2", port: fast.port, healthDelay: .seconds(1))
-        let far = try await DemoServer.start(address: "127.0.0.1", port: fast.port, healthDelay: .seconds(2))
+        // Each server answers when the test opens its gate, and the probes are timed on a clock
+        // the test sets: the three answer times are the test's, not the scheduler's.
+        let fast = try await DemoServer.start(address: "127.0.0.3", healthGate: "health")
+        let middle = try await DemoServer.start(address: "127.0.0.2", port: fast.port, healthGate: "health")
+        let far = try await DemoServer.start(address: "127.0.0.1", port: fast.port, healthGate: "health")
+        let clock = ManualClock()
         var configuration = Self.manual
         configuration.probe = .http(path: "/health")
-        // One attempt each, a second apart: wider than a loaded machine's scheduling noise.
         configuration.attempts = 1
-        configuration.timeout = .seconds(5)
+        configuration.timeout = .seconds(600)
+        configuration.clock = clock
         let selector = EndpointSelector(
             host: Self.host, port: fast.port, candidates: ["127.0.0.1", "127.0.0.2", "127.0.0.3"], scheme: "http",
             configuration: configuration)
@@ -127,8 +130,17 @@ struct EndpointSelectorTests {
             await far.stop()
         }) {
             let (engine, log) = Self.engine(selector, port: fast.port, transport: transport)
-            let measurements = await selector.probe(using: transport)
+            let round = Task { await selector.probe(using: transport) }
+            // Three probes started (one read each); each then ends (one read) as its gate opens.
+            await clock.waitForReads(3)
+            for (reads, server, time) in [(4, fast, 10), (5, middle, 1_000), (6, far, 2_000)] {
+                clock.set(.milliseconds(time))
+                server.probe.openGate("health")
+                await clock.waitForReads(reads)
+            }
+            let measurements = await round.value
             #expect(measurements.map(\.address) == ["127.0.0.3", "127.0.0.2", "127.0.0.1"])
+            #expect(measurements.map(\.time) == [.milliseconds(10), .milliseconds(1_000), .milliseconds(2_000)])
             #expect(fast.probe.count("/health") == 1 && far.probe.count("/health") == 1)
 
             _ = try await engine.perform(TestAPI(path: "/echo/one"), params: [:]).get()
