@@ -13,13 +13,17 @@ func runwayExecutable() -> URL {
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
 }
 
-/// Starts `runway` with `arguments` at the lowest scheduling priority, so that the transfers'
-/// bursts of CPU do not starve the tests running beside them (several have deadlines of a
-/// second), and returns it with its standard output (standard error is dropped).
-func startNiced(_ arguments: [String]) throws -> (Process, FileHandle) {
+/// Starts `runway` with `arguments` at a lower scheduling priority (`niceness`, default the
+/// lowest), so that the transfers' bursts of CPU do not starve the tests running beside them,
+/// and returns it with its standard output (standard error is dropped).
+///
+/// A child whose own progress a test waits on through many rounds (the operation log's kill
+/// test) asks for less: at the lowest priority beside eight CPU-bound processes it gets almost
+/// no CPU at all, and the test's run stretches past any sensible limit.
+func startNiced(_ arguments: [String], niceness: Int = 19) throws -> (Process, FileHandle) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-    process.arguments = ["-n", "19", runwayExecutable().path] + arguments
+    process.arguments = ["-n", "\(niceness)", runwayExecutable().path] + arguments
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice

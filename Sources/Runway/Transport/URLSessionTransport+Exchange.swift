@@ -1,0 +1,168 @@
+import Foundation
+import HTTPTypes
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One exchange in flight on a ``URLSessionTransport``'s session: the task's delegate callbacks
+/// feed it, and it resumes the caller when the task completes.
+///
+/// Every request takes this one path — in-memory bodies, file uploads and downloads alike — so
+/// that the head, every chunk of the body and the end reach the transport the same way, and a
+/// sink that refuses the head or a chunk (the engine's size cap, a full disk) stops the task.
+final class ExchangeTask: Sendable {
+    private struct State {
+        var head: HTTPResponse?
+        var failure: (any Error)?
+        /// A 401 whose HTTP challenge the session was told not to answer (Linux): the task was
+        /// cancelled to end the challenge, and this response is its outcome.
+        var challenged: HTTPURLResponse?
+        var continuation: CheckedContinuation<TransportResponse, any Error>?
+    }
+
+    /// Where the body goes: the request's sink, or a collector kept here.
+    private let sink: any ResponseSink
+    private let collector: BodyCollector?
+    let uploadProgress: (@Sendable (Int64) -> Void)?
+    private let state = Locked(State())
+
+    init(request: TransportRequest, continuation: CheckedContinuation<TransportResponse, any Error>) {
+        (sink, collector) = BodyCollector.destination(for: request.responseSink)
+        self.uploadProgress = request.uploadProgress
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// The head arrived: the sink decides whether the body is wanted.
+    func begin(_ response: URLResponse) -> Bool {
+        guard let http = response as? HTTPURLResponse else { return true }
+        let head = URLSessionTransport.head(of: http)
+        state.withLock { $0.head = head }
+        return accept { try sink.begin(head) }
+    }
+
+    /// The next bytes of the body, to the sink.
+    func receive(_ data: Data) -> Bool {
+        accept { try data.withUnsafeBytes { try sink.write($0) } }
+    }
+
+    /// An HTTP authentication challenge that Runway does not answer: its 401 is the outcome.
+    func challenged(by response: HTTPURLResponse) {
+        state.withLock { $0.challenged = response }
+    }
+
+    private func accept(_ step: () throws -> Void) -> Bool {
+        do {
+            try step()
+            return true
+        } catch {
+            state.withLock { $0.failure = $0.failure ?? error }
+            return false
+        }
+    }
+
+    /// The task ended; the caller gets the response, or the first failure.
+    func complete(response: URLResponse?, error: (any Error)?, classify: (any Error) -> RunwayError) {
+        let (continuation, current) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state)
+        }
+        guard let continuation else { return }
+        let body = collector?.collected ?? Data()
+        if let failure = current.failure {
+            continuation.resume(throwing: failure)
+        } else if let challenged = current.challenged {
+            continuation.resume(
+                returning: TransportResponse(head: current.head ?? URLSessionTransport.head(of: challenged), body: body))
+        } else if let error {
+            continuation.resume(throwing: classify(error))
+        } else if let http = response as? HTTPURLResponse {
+            continuation.resume(
+                returning: TransportResponse(head: current.head ?? URLSessionTransport.head(of: http), body: body))
+        } else {
+            continuation.resume(throwing: RunwayError.transport(description: "the response is not HTTP"))
+        }
+    }
+}
+
+extension SessionDelegate: URLSessionDataDelegate {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let exchange = exchange(dataTask.taskIdentifier) else {
+            completionHandler(.allow)
+            return
+        }
+        let wanted = exchange.begin(response)
+        completionHandler(wanted ? .allow : .cancel)
+        // Linux's URLSession ignores the disposition: cancel the task itself.
+        if !wanted { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let exchange = exchange(dataTask.taskIdentifier) else { return }
+        if !exchange.receive(data) { dataTask.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        exchange(task.taskIdentifier)?.uploadProgress?(totalBytesSent)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = removeExchange(task.taskIdentifier) else { return }
+        let refusedByPin = wasRefusedByPin(task.taskIdentifier)
+        exchange.complete(response: task.response, error: error) { error in
+            if refusedByPin { return .pinningFailed(host: task.originalRequest?.url?.host?.lowercased() ?? "") }
+            return URLSessionTransport.classify(error)
+        }
+    }
+}
+
+extension URLSessionTransport {
+    /// Sends `request` as a session task whose callbacks all come to the delegate: the body from
+    /// memory or from its file (a multipart form is first written to a temporary file, chunk by
+    /// chunk, since a session task sends bytes or a file), the response body to the sink as it
+    /// arrives.
+    func exchange(
+        _ request: TransportRequest, _ urlRequest: URLRequest, handle: DataTaskHandle
+    ) async throws -> TransportResponse {
+        var spooled: URL?
+        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
+        var uploadFile: URL?
+        if let content = request.content, content.data == nil {
+            if let file = content.file {
+                uploadFile = file
+            } else {
+                let file = FileManager.default.temporaryDirectory
+                    .appendingPathComponent("runway-upload-\(UUID().uuidString.lowercased())")
+                try content.write(to: file)
+                spooled = file
+                uploadFile = file
+            }
+        }
+        var urlRequest = urlRequest
+        urlRequest.httpBody = nil
+        let bodyInMemory = request.content?.data
+        let session = self.session
+        let delegate = self.delegate
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
+                let task: URLSessionDataTask
+                if let uploadFile {
+                    task = session.uploadTask(with: urlRequest, fromFile: uploadFile)
+                } else if let bodyInMemory, !bodyInMemory.isEmpty {
+                    task = session.uploadTask(with: urlRequest, from: bodyInMemory)
+                } else {
+                    task = session.dataTask(with: urlRequest)
+                }
+                delegate.register(ExchangeTask(request: request, continuation: continuation), for: task.taskIdentifier)
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// httpbin (PyPI) under gunicorn, in a child process on a free loopback port: a server Runway's
+/// authors did not write, with its own reading of HTTP — `WWW-Authenticate` on every 401,
+/// `Set-Cookie` on redirects, its own encodings. `.ci/run` installs both packages.
+struct HTTPBin {
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let process: Process
+    let port: Int
+
+    /// `http://127.0.0.1:PORT`.
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts gunicorn (threaded workers, so a slow endpoint holds no other request) and waits
+    /// for the address it listens on.
+    static func start() async throws -> HTTPBin {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-m", "gunicorn", "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
+            "--no-control-socket", "--log-level", "info", "httpbin:app",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let reader = errors.fileHandleForReading
+        let port = await offThePool { () -> Int? in
+            var text = ""
+            while true {
+                let chunk = reader.availableData
+                guard !chunk.isEmpty else { return nil }
+                text += String(decoding: chunk, as: UTF8.self)
+                if let range = text.range(of: #"Listening at: http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                    let colon = text[range].lastIndex(of: ":")
+                {
+                    return Int(text[range][text.index(after: colon)...])
+                }
+            }
+        }
+        guard let port else {
+            process.terminate()
+            throw Unavailable(description: "gunicorn did not start httpbin (.ci/run installs both from PyPI)")
+        }
+        // The rest of its log is read and dropped, so that a full pipe never stalls a worker.
+        Thread { while !reader.availableData.isEmpty {} }.start()
+        return HTTPBin(process: process, port: port)
+    }
+
+    /// Stops gunicorn and its workers.
+    func stop() async {
+        process.terminate()
+        let process = self.process
+        await offThePool { process.waitUntilExit() }
+    }
+}
+
+/// Runs `body` with a fresh httpbin, stopping it after.
+func withHTTPBin<T>(
+    isolation: isolated (any Actor)? = #isolation, _ body: (HTTPBin) async throws -> T
+) async throws -> T {
+    let server = try await HTTPBin.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
