@@ -32,8 +32,6 @@ public import Runway
 public final class AsyncHTTPClientTransport: Transport {
     /// How the transport's client is set up.
     public struct Configuration: Sendable {
-        /// The largest body accepted; a larger one fails as an invalid response.
-        public var maximumBodySize: Int
         /// The HTTP versions offered: `.automatic` negotiates HTTP/2 over TLS, `.http1Only` never does.
         public var httpVersion: HTTPClient.Configuration.HTTPVersion
         /// How long an unused pooled connection is kept.
@@ -61,7 +59,6 @@ public final class AsyncHTTPClientTransport: Transport {
 
         /// Creates a configuration.
         public init(
-            maximumBodySize: Int = 32 * 1024 * 1024,
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
             idleTimeout: TimeAmount = .seconds(60),
             tlsConfiguration: TLSConfiguration? = nil,
@@ -70,7 +67,6 @@ public final class AsyncHTTPClientTransport: Transport {
             maximumConnectionsPerHost: Int = 8,
             connectTimeout: TimeAmount = .seconds(60)
         ) {
-            self.maximumBodySize = maximumBodySize
             self.httpVersion = httpVersion
             self.idleTimeout = idleTimeout
             self.tlsConfiguration = tlsConfiguration
@@ -87,7 +83,6 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The clients this transport made, and so shuts down.
     private let ownedClients: [HTTPClient]
     private let isShutDown = NIOLockedValueBox(false)
-    private let maximumBodySize: Int
     /// Clients made on demand for requests sent to a chosen address (`EndpointSelector`),
     /// one per host and address: AsyncHTTPClient's `dnsOverride` is per client.
     private let addressedClients = NIOLockedValueBox<[String: HTTPClient]>([:])
@@ -132,7 +127,6 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         self.pinnedClients = pinned
         self.ownedClients = (owned ? [client] : []) + Array(pinned.values)
-        self.maximumBodySize = configuration.maximumBodySize
         self.configuration = configuration
     }
 
@@ -235,7 +229,6 @@ public final class AsyncHTTPClientTransport: Transport {
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
         let host = Self.host(ofAuthority: authority)
         let client = try request.connectAddress.map { try self.client(for: host, connectingTo: $0) } ?? pinnedClients[host] ?? self.client
-        let maximumBodySize = self.maximumBodySize
         let sink = request.responseSink
         let deadline = NIODeadline.now() + timeout
         let prepared = outbound
@@ -252,16 +245,14 @@ public final class AsyncHTTPClientTransport: Transport {
                 }
                 let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
                 let head = Self.head(of: response)
-                if let sink {
-                    // A download: every chunk to the sink as it arrives, nothing kept here.
-                    try sink.begin(head)
-                    for try await chunk in response.body {
-                        try chunk.withUnsafeReadableBytes { try sink.write($0) }
-                    }
-                    return TransportResponse(head: head, body: Data(), httpVersion: version)
+                // Every chunk to the sink as it arrives (the engine's, which bounds the body, or a
+                // download's file); without one, to a collector kept here.
+                let (target, collector) = BodyCollector.destination(for: sink)
+                try target.begin(head)
+                for try await chunk in response.body {
+                    try chunk.withUnsafeReadableBytes { try target.write($0) }
                 }
-                let buffer = try await response.body.collect(upTo: maximumBodySize)
-                return TransportResponse(head: head, body: Data(buffer.readableBytesView), httpVersion: version)
+                return TransportResponse(head: head, body: collector?.collected ?? Data(), httpVersion: version)
             }
         } catch {
             throw Self.classify(error)
@@ -274,12 +265,7 @@ public final class AsyncHTTPClientTransport: Transport {
             guard let name = HTTPField.Name(header.name) else { continue }
             fields.append(HTTPField(name: name, value: header.value))
         }
-        // The body handed on is decoded; an encoding and wire length no longer describe it.
-        if let encoding = fields[.contentEncoding], encoding.lowercased() != "identity" {
-            fields[.contentEncoding] = nil
-            fields[.contentLength] = nil
-        }
-        return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
+        return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields.describingDecodedBody())
     }
 
     /// The lowercase host of an authority, without port or IPv6 brackets.

@@ -8,6 +8,13 @@ extension Environment {
     static let staging: Environment = "staging"
 }
 
+/// A `private` API type named like one in `APINameClash.swift`.
+private struct ClashingAPI: API {
+    var service: ServiceID { .test }
+    var path: String { "/echo/this-file" }
+    var method: HTTPRequest.Method { .get }
+}
+
 /// Names and environments an app can rely on across modules.
 @Suite("API names and environments")
 struct APIIdentityTests {
@@ -49,6 +56,48 @@ struct APIIdentityTests {
             #expect(response.json?["path"] == "/echo/staging")
             #expect(Environment.staging.description == "staging")
             #expect(Environment.releaseCandidate.rawValue == "releaseCandidate", "raw values are part of cache keys")
+        }
+    }
+
+    @Test("a private or function-local API's default name is the same in every process")
+    func stableNamesAcrossLaunches() async throws {
+        let here = ScreenLocalAPIs.all.map(\.name) + [RunwayExamples.SecondHandListAPI().name]
+        #expect(here == ["RunwayExamples.ProfileBadgeAPI", "RunwayExamples.ScreenLocalAPIs.UnreadCountAPI",
+                         "RunwayExamples.SecondHandListAPI"])
+        // Two more launches: each process has its own addresses, so a name that carried one
+        // would differ between them.
+        var launches: [[String]] = []
+        for _ in 0..<2 {
+            let (process, output) = try startNiced(["names"])
+            let text = await offThePool {
+                let data = output.readDataToEndOfFile()
+                process.waitUntilExit()
+                return String(decoding: data, as: UTF8.self)
+            }
+            #expect(process.terminationStatus == 0)
+            launches.append(text.split(separator: "\n").map(String.init))
+        }
+        #expect(launches[0] == launches[1])
+        #expect(Array(launches[0].prefix(3)) == here)
+        #expect(!launches.joined().contains { $0.contains("unknown context") })
+    }
+
+    @Test("two private API types that share a default name are refused, never given one cache entry")
+    func clashingPrivateNames() async throws {
+        try await withHarness { harness in
+            harness.engine.register(
+                Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL]))
+            let mine = ClashingAPI()
+            let theirs = clashingAPIFromAnotherFile()
+            #expect(mine.name == "RunwayTests.ClashingAPI")
+            #expect(theirs.name == mine.name)
+            for api in [mine, theirs] as [any API] {
+                guard case .failure(.invalidRequest(let reason)) = await harness.engine.perform(api, params: [:]) else {
+                    Issue.record("\(api.path) was loaded under a name another type shares")
+                    continue
+                }
+                #expect(reason.contains("RunwayTests.ClashingAPI"))
+            }
         }
     }
 }

@@ -136,7 +136,9 @@ struct SigningTests {
     func replay() async throws {
         try await withSignedServer { engine, server, transport in
             _ = try await APIManager(echoAPI(), engine: engine).load(with: ["amount": 1])
-            let captured = try #require(transport.sent.value.first)
+            var captured = try #require(transport.sent.value.first)
+            // Sent again as it went on the wire; its body comes back here, not to the first load.
+            captured.responseSink = nil
             let replayed = try await transport.inner.send(captured)
             #expect(replayed.head.status == .unauthorized)
             #expect((try? JSON(parsing: replayed.body))?["reason"] == "replayed_nonce")

@@ -86,10 +86,16 @@ public protocol API: Sendable {
     var authenticates: Bool { get }
     /// Encodes the values given as ``RequestBody/json(_:)``. Default: a plain `JSONEncoder`.
     var jsonEncoder: JSONEncoder { get }
+    /// The largest response body held in memory, after content decoding, in bytes; a larger
+    /// one fails with ``RunwayError/invalidResponse(reason:)`` as soon as it is seen — from its
+    /// `Content-Length`, or at the first chunk past the limit — and its connection is closed
+    /// rather than read to the end. Downloads to a file are not bounded by it. Default: 32 MiB.
+    var maximumResponseSize: Int { get }
 }
 
 extension API {
     public var name: String { TypeName.of(Self.self) }
+    public var maximumResponseSize: Int { 32 << 20 }
     public var paramEncoding: ParamEncoding { .automatic }
     public var timeout: Duration { .seconds(20) }
     public var totalTimeout: Duration? { nil }

@@ -1,17 +1,68 @@
-/// Module-qualified type names, worked out once per type.
+/// Module-qualified type names that stay the same from launch to launch, worked out once per
+/// type.
 ///
-/// `String(reflecting:)` builds its text afresh on every call (several allocations), and the
-/// engine asks for an API's ``API/name`` several times per load: for signing, the transport, the
-/// log line.
+/// `String(reflecting:)` names a `private` type, or one declared inside a function, with the
+/// address of its context: `Module.(unknown context at $5589e8f69fc4).ProfileAPI`. The address
+/// moves on every launch, and an API's name is part of its cache keys, stub lookups, log lines
+/// and metric labels — so such an API would never hit its disk cache after a relaunch, and its
+/// metrics would get a new label each launch. The runtime keeps nothing stable about such a
+/// context (the mangled name holds the same address), so the anonymous contexts are left out:
+/// `Module.ProfileAPI`. Two types that then read the same (two `private` `ProfileAPI`s in two
+/// files of one module) are told apart by ``ambiguousName(of:)``, and the engine refuses to load
+/// either under that name rather than let them share cache entries.
+///
+/// (`String(reflecting:)` also builds its text afresh on every call, and the engine asks for an
+/// API's ``API/name`` several times per load.)
 enum TypeName {
-    private static let names = Locked<[ObjectIdentifier: String]>([:])
+    private struct Table {
+        var names: [ObjectIdentifier: String] = [:]
+        /// Which type first took each name that had an anonymous context left out of it.
+        var owners: [String: ObjectIdentifier] = [:]
+        /// Names that two such types share.
+        var shared: Set<String> = []
+    }
 
-    /// `String(reflecting: type)`, from the table after the first call.
+    private static let table = Locked(Table())
+
+    /// The type's module-qualified name, without the launch-dependent anonymous contexts.
     static func of(_ type: Any.Type) -> String {
         let id = ObjectIdentifier(type)
-        if let name = names.withLock({ $0[id] }) { return name }
-        let name = String(reflecting: type)
-        names.withLock { $0[id] = name }
+        if let name = table.withLock({ $0.names[id] }) { return name }
+        let reflected = String(reflecting: type)
+        let name = stable(reflected)
+        table.withLock { table in
+            table.names[id] = name
+            guard name != reflected else { return }
+            if let owner = table.owners[name], owner != id {
+                table.shared.insert(name)
+            } else {
+                table.owners[name] = id
+            }
+        }
         return name
+    }
+
+    /// The type's default name when another `private` or local type has the same one; `nil`
+    /// when the name is its own.
+    static func ambiguousName(of type: Any.Type) -> String? {
+        let name = of(type)
+        return table.withLock { $0.shared.contains(name) } ? name : nil
+    }
+
+    /// `reflected` without its `(unknown context at $…).` components.
+    static func stable(_ reflected: String) -> String {
+        let marker = "(unknown context at $"
+        guard reflected.contains(marker) else { return reflected }
+        var result = ""
+        var rest = Substring(reflected)
+        while let start = rest.range(of: marker) {
+            result += rest[..<start.lowerBound]
+            rest = rest[start.upperBound...]
+            guard let close = rest.firstIndex(of: ")") else { break }
+            rest = rest[rest.index(after: close)...]
+            if rest.hasPrefix(".") { rest = rest.dropFirst() }
+        }
+        result += rest
+        return result
     }
 }

@@ -20,15 +20,26 @@ import HTTPTypes
 /// ```
 public final class Authentication: Sendable {
     private let box: any AuthenticationBox
+    /// The cookie jars of the services this authentication signs in to, emptied by ``reset()``.
+    private let jars = Locked<[ObjectIdentifier: CookieJar]>([:])
 
     /// Creates the shared credential state of `authenticator`.
     public init<A: Authenticator>(_ authenticator: A) {
         box = CredentialBox(authenticator)
     }
 
-    /// Forgets the credential held in memory: the next load asks
-    /// ``Authenticator/credential()`` again. Call it after a login or logout.
-    public func reset() { box.reset() }
+    /// Forgets the credential held in memory, and the cookies of every service registered with
+    /// this authentication: the next load asks ``Authenticator/credential()`` again. Call it
+    /// after a login or logout.
+    public func reset() {
+        box.reset()
+        for jar in jars.withLock({ Array($0.values) }) { jar.removeAll() }
+    }
+
+    /// Empties `jar` on every ``reset()`` (the engine links a service's jar when it registers it).
+    func clearsOnReset(_ jar: CookieJar) {
+        jars.withLock { $0[ObjectIdentifier(jar)] = jar }
+    }
 
     /// The credential to send now, loading or refreshing it first if need be.
     func lease() async throws(RunwayError) -> CredentialLease { try await box.lease() }

@@ -12,8 +12,9 @@ import HTTPTypes
 /// declares as not affecting the response (timestamps, nonces) are left out.
 ///
 /// A request that carries `Authorization` or `Cookie` (in the service's common header fields or
-/// the API's own, or applied by the service's ``Authentication``) has no key unless the API declares its ``API/cacheSensitiveComponent``: whose
-/// answer it is cannot be told from the key, so it is never cached.
+/// the API's own, applied by the service's ``Authentication``, or from its ``CookieJar``) has no
+/// key unless the API declares its ``API/cacheSensitiveComponent``: whose answer it is cannot be
+/// told from the key, so it is never cached.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Lowercase hex SHA-256 of ``canonical``.
     public let hash: String
@@ -25,7 +26,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         for field in api.headers { fields[fields: field.name] = [] }
         fields.append(contentsOf: api.headers)
         let carriesCredential = fields[.authorization] != nil || fields[.cookie] != nil
-            || (service.authentication != nil && api.authenticates)
+            || (service.authentication != nil && api.authenticates) || service.cookies != nil
         if api.cacheSensitiveComponent == nil, carriesCredential { return nil }
         var kept = service.commonParams
         kept.merge(params) { _, own in own }

@@ -125,6 +125,9 @@ extension Engine {
             if withCredentials {
                 // The credential first, so that the signature covers it.
                 credential?.apply(&request.head)
+                if let jar = service.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
+                    request.head.headerFields[.cookie] = cookie
+                }
                 if let signer = service.signer {
                     let inMemory = request.body?.data
                     do {
@@ -155,6 +158,10 @@ extension Engine {
                 // The chosen address did not take the connection: the next fastest takes over.
                 if let address, error.isUnreachable { service.endpoints?.reportFailure(of: address) }
                 throw error
+            }
+            // Cookies are kept from the service's own origin only.
+            if withCredentials, let jar = service.cookies, let url = request.head.url {
+                jar.store(response.head, for: url)
             }
             seen.status = response.head.status.code
             seen.bytes = response.body.count
@@ -233,12 +240,32 @@ extension Engine {
             let total = prepared.body?.length ?? 0
             progress = { sent in report(sent, total) }
         }
+        // The body is gathered here, under the API's size limit, unless a download streams it.
+        let collector = hooks.sink == nil ? BodyCollector(limit: api.maximumResponseSize) : nil
         var outgoing = TransportRequest(
             head: prepared.head, content: prepared.body, timeout: timeout, apiName: api.name,
-            uploadProgress: progress, responseSink: hooks.sink)
+            uploadProgress: progress, responseSink: hooks.sink ?? collector)
         outgoing.connectAddress = connectAddress
         if transportHonoursLoadCancellation { outgoing.cancellation = cancellation }
         let request = outgoing
+        do {
+            var response = try await sendWithinTimeout(request, timeout: timeout, cancellation: cancellation)
+            if let collector { response.body = try collector.body(orReturned: response.body) }
+            return response
+        } catch let error as RunwayError {
+            throw cancellation.isCancelledOrTask ? .cancelled : error
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw cancellation.isCancelledOrTask ? .cancelled : .transport(description: String(describing: error))
+        }
+    }
+
+    /// Sends `request` on the transport, bounded by `timeout` and ended by `cancellation`: by the
+    /// transport itself when it can, by a timer and a task of its own otherwise.
+    private func sendWithinTimeout(
+        _ request: TransportRequest, timeout: Duration, cancellation: LoadCancellation?
+    ) async throws -> TransportResponse {
         let transport = self.transport
         do {
             if transport.enforcesTimeout, cancellation == nil || transportHonoursLoadCancellation {
@@ -261,12 +288,6 @@ extension Engine {
             // load's handle can cancel.
             if let cancellation, !transportHonoursLoadCancellation { return try await cancellation.run(withinTimeout) }
             return try await withinTimeout()
-        } catch let error as RunwayError {
-            throw cancellation.isCancelledOrTask ? .cancelled : error
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            throw cancellation.isCancelledOrTask ? .cancelled : .transport(description: String(describing: error))
         }
     }
 

@@ -68,9 +68,11 @@ public final class Engine: Sendable {
     /// Adds `service`, or replaces the one registered under its identifier.
     ///
     /// A service with an ``EndpointSelector`` has its probing started here, over this engine's
-    /// transport, when the transport can connect to a chosen address.
+    /// transport, when the transport can connect to a chosen address. A service's
+    /// ``CookieJar`` is linked to its ``Authentication`` here, so that a reset empties it.
     public func register(_ service: Service) {
         let registered = RegisteredService(service)
+        if let jar = service.cookies { service.authentication?.clearsOnReset(jar) }
         services.withLock { $0[service.id] = registered }
         if let selector = service.endpoints, selector.configuration.probesAutomatically, transport.supportsConnectAddress {
             selector.start(using: transport, changes: network.map { Self.returns(to: $0) })
@@ -158,6 +160,15 @@ public final class Engine: Sendable {
         guard let registered = services.withLock({ $0[api.service] }) else {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(reason: "no service is registered as \"\(api.service)\""))
+            log(loadID, api, service: api.service, result, Attempts(), ContinuousClock.now - started)
+            return (result, nil)
+        }
+        // Two private or local API types that read the same once their launch-dependent contexts
+        // are left out would share cache entries and stubs under one default name.
+        if let shared = TypeName.ambiguousName(of: Endpoint.self), api.name == shared {
+            let result = Result<RawResponse, RunwayError>.failure(
+                .invalidRequest(
+                    reason: "two private or local API types are both named \(shared); give one of them its own `name`"))
             log(loadID, api, service: api.service, result, Attempts(), ContinuousClock.now - started)
             return (result, nil)
         }

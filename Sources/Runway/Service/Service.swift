@@ -47,6 +47,9 @@ public struct Service: Sendable {
     /// Chooses the fastest address of the service's host instead of DNS, where the transport
     /// can; `nil` leaves every address to DNS.
     public var endpoints: EndpointSelector?
+    /// The cookies the service keeps; `nil` (the default) keeps none. ``Authentication/reset()``
+    /// of the service's ``authentication`` empties it.
+    public var cookies: CookieJar?
 
     /// Creates a service.
     ///
@@ -63,6 +66,7 @@ public struct Service: Sendable {
     ///   - authentication: The credential requests carry, and how it is refreshed.
     ///   - endpoints: Chooses the host's fastest address; the engine starts its probing when the
     ///     service is registered.
+    ///   - cookies: Keeps the cookies the service sets; `nil` forgets them.
     public init(
         id: ServiceID,
         environment: Environment = .release,
@@ -74,7 +78,8 @@ public struct Service: Sendable {
         interceptors: [any Interceptor] = [],
         allowsInsecureHTTP: Bool = false,
         authentication: Authentication? = nil,
-        endpoints: EndpointSelector? = nil
+        endpoints: EndpointSelector? = nil,
+        cookies: CookieJar? = nil
     ) {
         self.id = id
         self.environment = environment
@@ -87,6 +92,7 @@ public struct Service: Sendable {
         self.allowsInsecureHTTP = allowsInsecureHTTP
         self.authentication = authentication
         self.endpoints = endpoints
+        self.cookies = cookies
     }
 
     /// The base URL of the current environment.

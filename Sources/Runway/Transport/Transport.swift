@@ -51,8 +51,11 @@ public struct TransportRequest: Sendable {
     public var apiName: String
     /// Called with the number of body bytes sent so far, as they are sent (uploads).
     public var uploadProgress: (@Sendable (Int64) -> Void)?
-    /// Where the response body goes instead of memory (downloads): the transport hands it the
-    /// head, then every chunk in order, and returns a response with an empty body.
+    /// Where the response body goes: the transport hands it the head, then every chunk in order,
+    /// and returns a response with an empty body. The engine always sets one — a download's file,
+    /// or its own collector, which bounds the body by the API's ``API/maximumResponseSize`` —
+    /// so that every transport streams a body the same way and no size rule lives in a
+    /// transport. With none, the transport returns the whole body in memory.
     public var responseSink: (any ResponseSink)?
     /// The IP address to connect to instead of resolving the authority's host (an
     /// ``EndpointSelector``'s choice). Nothing else changes: the `Host` field, TLS SNI and the
@@ -105,7 +108,8 @@ public protocol ResponseSink: AnyObject, Sendable {
 public struct TransportResponse: Sendable {
     /// The response head.
     public var head: HTTPResponse
-    /// The complete body, content-decoded (gzip already undone).
+    /// The complete body, content-decoded (gzip already undone); empty when the request's
+    /// ``TransportRequest/responseSink`` received it.
     public var body: Data
     /// The HTTP version the exchange used (`"HTTP/2"`, `"HTTP/1.1"`), when the transport knows it.
     public var httpVersion: String?

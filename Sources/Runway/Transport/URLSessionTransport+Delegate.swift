@@ -7,28 +7,29 @@ import Security
 #endif
 
 /// The delegate of a ``URLSessionTransport``'s session: it refuses every redirect (the engine
-/// owns them, re-checking each hop) and, on Apple platforms, checks public-key pins.
+/// owns them, re-checking each hop), lands every HTTP authentication challenge as the 401 it
+/// came with (``Authentication`` answers those), and, on Apple platforms, checks public-key pins.
 final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     private let pins: [String: PublicKeyPins]
     /// Tasks refused by a pin, so that their "cancelled" is reported as a pin failure instead.
     private let refusedTasks = Locked<Set<Int>>([])
-    /// Uploads and downloads in flight, by task identifier: their callbacks come here.
-    private let transfers = Locked<[Int: TransferTask]>([:])
+    /// Exchanges in flight, by task identifier: their callbacks come here.
+    private let exchanges = Locked<[Int: ExchangeTask]>([:])
 
     init(pins: [PublicKeyPins]) {
         self.pins = Dictionary(pins.map { ($0.host, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    func register(_ transfer: TransferTask, for identifier: Int) {
-        transfers.withLock { $0[identifier] = transfer }
+    func register(_ exchange: ExchangeTask, for identifier: Int) {
+        exchanges.withLock { $0[identifier] = exchange }
     }
 
-    func transfer(_ identifier: Int) -> TransferTask? {
-        transfers.withLock { $0[identifier] }
+    func exchange(_ identifier: Int) -> ExchangeTask? {
+        exchanges.withLock { $0[identifier] }
     }
 
-    func removeTransfer(_ identifier: Int) -> TransferTask? {
-        transfers.withLock { $0.removeValue(forKey: identifier) }
+    func removeExchange(_ identifier: Int) -> ExchangeTask? {
+        exchanges.withLock { $0.removeValue(forKey: identifier) }
     }
 
     /// Whether a pin refused task `identifier` (forgetting it).
@@ -45,15 +46,40 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         completionHandler(nil)
     }
 
-    #if canImport(Security)
-    /// Evaluates the chain as the system does, then requires one of its certificates' keys to
-    /// be pinned (the same rule as `AsyncHTTPClientTransport`).
+    /// An HTTP authentication challenge (`WWW-Authenticate: Basic …`) is never answered here:
+    /// the app's ``Authentication`` owns credentials, so the 401 lands as the response it is.
+    /// A server-trust challenge is evaluated by the system, then checked against the host's pins.
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
-            let trust = challenge.protectionSpace.serverTrust,
+        #if canImport(Security)
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            serverTrust(challenge, task: task, completionHandler: completionHandler)
+            return
+        }
+        // The session has no credential storage, so default handling lands the 401.
+        completionHandler(.performDefaultHandling, nil)
+        #else
+        // Only HTTP challenges come here (this URLSession leaves server trust to the system's
+        // TLS library). It raises one once the whole 401 has arrived, and then either waits for
+        // a credential it never gets or cancels: the 401 is kept as the exchange's outcome, and
+        // the task is cancelled to end the wait.
+        if let response = challenge.failureResponse as? HTTPURLResponse {
+            exchange(task.taskIdentifier)?.challenged(by: response)
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        #endif
+    }
+
+    #if canImport(Security)
+    /// Evaluates the chain as the system does, then requires one of its certificates' keys to
+    /// be pinned (the same rule as `AsyncHTTPClientTransport`).
+    private func serverTrust(
+        _ challenge: URLAuthenticationChallenge, task: URLSessionTask,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let trust = challenge.protectionSpace.serverTrust,
             let hostPins = pins[challenge.protectionSpace.host.lowercased()]
         else {
             completionHandler(.performDefaultHandling, nil)

@@ -9,9 +9,10 @@ public import FoundationNetworking
 /// URLSession brings HTTP/2, connection reuse, gzip decoding and the system's proxy and trust
 /// settings. Cancelling the calling task cancels the data task on the wire. The transport's
 /// session never follows redirects (a 3xx comes back as a response and the ``Engine`` decides
-/// about the next hop), has no `URLCache` (Runway's ``ResponseCache`` is the only cache, so pull
-/// to refresh and retries always reach the server), and bounds each exchange, head and body, by
-/// the request's timeout.
+/// about the next hop), never answers an HTTP authentication challenge (the 401 comes back as a
+/// response, and the service's ``Authentication`` decides), has no `URLCache` (Runway's
+/// ``ResponseCache`` is the only cache, so pull to refresh and retries always reach the server)
+/// and no cookie jar, and bounds each exchange, head and body, by the request's timeout.
 public final class URLSessionTransport: Transport {
     let session: URLSession
     /// Hosts with public-key pins.
@@ -22,8 +23,8 @@ public final class URLSessionTransport: Transport {
     /// ephemeral, so nothing of it is written to disk), and public-key `pins` checked on every
     /// TLS handshake.
     ///
-    /// Whatever `configuration` says, the session gets no `URLCache` and ignores locally cached
-    /// data.
+    /// Whatever `configuration` says, the session gets no `URLCache`, ignores locally cached
+    /// data, keeps no cookies and stores no credentials.
     ///
     /// On Apple platforms the server's certificate chain is evaluated by the system first, then
     /// the keys of its certificates are matched against the host's pins; a mismatch fails with
@@ -34,6 +35,13 @@ public final class URLSessionTransport: Transport {
         let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // No cookie jar and no credential store behind the engine's back: cookies are a
+        // service's explicit ``CookieJar``, and credentials its ``Authentication`` — both
+        // cleared by a logout, and both seen by the cache's credential rule.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCredentialStorage = nil
         let delegate = SessionDelegate(pins: pins)
         self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
@@ -71,41 +79,12 @@ public final class URLSessionTransport: Transport {
         let cancellation = request.cancellation
         let registration = cancellation?.register { handle.cancel() }
         defer { if let registration { cancellation?.end(registration) } }
-        if Self.isTransfer(request) {
-            do {
-                return try await sendTransfer(request, urlRequest, handle: handle)
-            } catch {
-                if handle.hasExpired { throw RunwayError.timeout }
-                throw error
-            }
+        do {
+            return try await exchange(request, urlRequest, handle: handle)
+        } catch {
+            if handle.hasExpired { throw RunwayError.timeout }
+            throw error
         }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
-                let task = session.dataTask(with: urlRequest) { data, response, error in
-                    if let error {
-                        continuation.resume(
-                            throwing: self.classify(error, handle: handle, request: request))
-                        return
-                    }
-                    guard let http = response as? HTTPURLResponse else {
-                        continuation.resume(throwing: RunwayError.transport(description: "the response is not HTTP"))
-                        return
-                    }
-                    continuation.resume(returning: TransportResponse(head: Self.head(of: http), body: data ?? Data()))
-                }
-                handle.start(task)
-            }
-        } onCancel: {
-            handle.cancel()
-        }
-    }
-
-    private func classify(_ error: any Error, handle: DataTaskHandle, request: TransportRequest) -> RunwayError {
-        if handle.hasExpired { return .timeout }
-        if let identifier = handle.taskIdentifier, delegate.wasRefusedByPin(identifier) {
-            return .pinningFailed(host: request.head.url?.host?.lowercased() ?? "")
-        }
-        return Self.classify(error)
     }
 
     static func urlRequest(for request: TransportRequest) throws(RunwayError) -> URLRequest {
@@ -130,17 +109,7 @@ public final class URLSessionTransport: Transport {
             }
             fields.append(HTTPField(name: fieldName, value: value))
         }
-        return HTTPResponse(status: .init(code: response.statusCode), headerFields: decodedBodyFields(fields))
-    }
-
-    /// The response is already decoded: when it was encoded on the wire, its encoding and the
-    /// wire length no longer describe the body handed on, so both are dropped.
-    static func decodedBodyFields(_ fields: HTTPFields) -> HTTPFields {
-        guard let encoding = fields[.contentEncoding], encoding.lowercased() != "identity" else { return fields }
-        var decoded = fields
-        decoded[.contentEncoding] = nil
-        decoded[.contentLength] = nil
-        return decoded
+        return HTTPResponse(status: .init(code: response.statusCode), headerFields: fields.describingDecodedBody())
     }
 
     static func classify(_ error: any Error) -> RunwayError {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import Runway
 import RunwayExamples
@@ -6,24 +7,53 @@ import RunwayNIO
 
 /// `runway bench --suite soak`: many loads at high concurrency over each transport, against the
 /// demo server in a child process, with the client process's resident memory read as it goes.
-/// A flat line means nothing of a finished request is held.
+/// One load in twenty meets a fault — a 503, a connection broken mid-body, a body that is not
+/// JSON, a 401 with its challenge, a deadline — so that the paths that end an exchange early are
+/// soaked too. A flat line means nothing of a finished request is held.
 enum SoakBench {
+    /// A load that meets one of the server's faults.
+    struct FaultAPI: API {
+        var service: ServiceID { .listings }
+        var path: String
+        var method: HTTPRequest.Method { .get }
+        var name: String { "SoakFault" }
+        var timeout: Duration
+        var retryPolicy: RetryPolicy { .never }
+    }
+
+    /// The faults, in turn: each twentieth load takes the next.
+    static let faults: [FaultAPI] = [
+        FaultAPI(path: "/faults/status/503", timeout: .seconds(30)),
+        FaultAPI(path: "/faults/drop", timeout: .seconds(30)),
+        FaultAPI(path: "/faults/not-json", timeout: .seconds(30)),
+        FaultAPI(path: "/auth/me", timeout: .seconds(30)),
+        FaultAPI(path: "/faults/hang", timeout: .milliseconds(200)),
+    ]
+
     static func run(loads: Int, concurrency: Int, logger: Logger) async throws {
         let server = try ChildServer.start()
         defer { server.stop() }
-        print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process); resident memory of this process:")
+        print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process), 5 % faults; resident memory of this process:")
         let nio = AsyncHTTPClientTransport()
         for (name, transport) in [("URLSession", URLSessionTransport() as any Transport), ("AsyncHTTPClient", nio)] {
             let engine = Engine(transport: transport, logger: logger)
             engine.register(listingService(baseURL: server.baseURL))
             let params: Parameters = ["page": 1, "page_size": 16]
+            let counter = LoadCounter()
             var line = "  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) start \(residentMegabytes()) MB"
             let step = max(loads / 4, 1)
             var done = 0
             while done < loads {
                 let batch = min(step, loads - done)
                 try await BenchCommand.rate(count: batch, concurrency: concurrency) {
-                    _ = try await engine.perform(SecondHandListAPI(), params: params).get()
+                    let index = counter.next()
+                    if index % 20 == 19 {
+                        let fault = faults[(index / 20) % faults.count]
+                        // Drops are keyed per load, so each breaks its connection once.
+                        _ = await engine.perform(fault, params: fault.path == "/faults/drop" ? ["key": .string("soak-\(index)"), "failures": 1] : [:])
+                    } else {
+                        _ = try await engine.perform(SecondHandListAPI(), params: params).get()
+                    }
                 }
                 done += batch
                 line += " → \(done / 1000)k: \(residentMegabytes()) MB"
@@ -31,6 +61,19 @@ enum SoakBench {
             print(line)
         }
         try await nio.shutdown()
+    }
+
+    /// Numbers the loads of a run, across its concurrent workers.
+    final class LoadCounter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+
+        func next() -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            count += 1
+            return count - 1
+        }
     }
 
     /// The resident set size of this process in megabytes (Linux `/proc`; 0 elsewhere).

@@ -8,8 +8,9 @@ import NIOConcurrencyHelpers
 /// - `POST /auth/token` with a JSON body `{"refresh_token": "…"}` — a new access token
 ///   (`{"access_token": "access-N"}`); every earlier one stops being accepted. The refresh token
 ///   `revoked` gets 401.
-/// - `GET /auth/me` — 200 for `Authorization: Bearer <the latest access token>`, 401 otherwise
-///   (before the first refresh every token is expired).
+/// - `GET /auth/me` — 200 for `Authorization: Bearer <the latest access token>`, 401 with a
+///   `WWW-Authenticate: Bearer` challenge otherwise (before the first refresh every token is
+///   expired).
 enum AuthRoutes {
     static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
         let current = NIOLockedValueBox<String?>(nil)
@@ -31,7 +32,11 @@ enum AuthRoutes {
             let accepted = current.withLockedValue { token in token.map { "Bearer \($0)" } == presented }
             guard accepted else {
                 probe.record("/auth/me/refused")
-                return JSONResponse.make(["error": "token_expired"], status: .unauthorized)
+                // The challenge every 401 carries (RFC 9110 §15.5.2; RFC 6750 §3 for bearer
+                // tokens): a client must land it as the 401 it is, never wait on it.
+                var refused = JSONResponse.make(["error": "token_expired"], status: .unauthorized)
+                refused.headers[.wwwAuthenticate] = #"Bearer realm="runway-demo", error="invalid_token""#
+                return refused
             }
             probe.record("/auth/me")
             return JSONResponse.success(["user": "demo", "token": String(presented?.dropFirst("Bearer ".count) ?? "")])

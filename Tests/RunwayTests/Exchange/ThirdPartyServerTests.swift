@@ -41,30 +41,32 @@ struct ThirdPartyServerTests {
         }
     }
 
-    @Test("an expired token met with a 401 and its challenge is refreshed once, and every load succeeds",
+    @Test("an expired credential met with a 401 and its Basic challenge is refreshed once, and every load succeeds",
           arguments: TransportKind.allCases)
     func refreshAfterChallenge(_ kind: TransportKind) async throws {
-        /// httpbin's `/bearer` accepts any bearer token and answers 401 with
-        /// `WWW-Authenticate: Bearer` to a request without one: the "expired" credential here is
-        /// none at all, and a refresh makes one up.
-        struct NoTokenYet: Authenticator {
+        /// httpbin's `/basic-auth/user/secret` answers a wrong password with 401 and
+        /// `WWW-Authenticate: Basic`: the stored password has "expired", and a refresh gets the
+        /// current one.
+        struct ExpiredPassword: Authenticator {
             let refreshes: TestBox<Int>
-            func credential() async throws -> String? { "" }
-            func apply(_ token: String, to request: inout HTTPRequest) {
-                if !token.isEmpty { request.headerFields[.authorization] = "Bearer \(token)" }
+            func credential() async throws -> String? { "expired" }
+            func apply(_ password: String, to request: inout HTTPRequest) {
+                request.headerFields[.authorization] = "Basic " + Data("user:\(password)".utf8).base64EncodedString()
             }
             func refresh(_ expired: String?) async throws -> String {
                 refreshes.mutate { $0 += 1 }
-                return "fresh"
+                return "secret"
             }
         }
         let refreshes = TestBox(0)
-        try await withEngine(kind, authentication: Authentication(NoTokenYet(refreshes: refreshes))) { engine, _ in
+        try await withEngine(kind, authentication: Authentication(ExpiredPassword(refreshes: refreshes))) { engine, _ in
             let results = await withTaskGroup(of: Result<RawResponse, RunwayError>.self) { group in
-                for _ in 0..<20 { group.addTask { await engine.perform(TestAPI(path: "/bearer")) } }
+                for _ in 0..<20 {
+                    group.addTask { await engine.perform(TestAPI(path: "/basic-auth/user/secret", timeout: .seconds(120))) }
+                }
                 return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(results.filter { (try? $0.get())?.json?["token"] == "fresh" }.count == 20)
+            #expect(results.filter { (try? $0.get())?.json?["authenticated"] == .bool(true) }.count == 20)
             #expect(refreshes.value == 1)
         }
     }
@@ -117,7 +119,8 @@ struct ThirdPartyServerTests {
             }
             #expect(reason.contains("50000"))
             api.maximumResponseSize = 60_000
-            #expect(try await engine.perform(api, params: params).get().body.count == 60_000)
+            let whole = try await engine.perform(api, params: params).get()
+            #expect(whole.body.count == 60_000)
         }
     }
 }

@@ -19,8 +19,11 @@ struct HTTPBin {
     static func start() async throws -> HTTPBin {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // A child started from the test process inherits its blocked signals, so gunicorn would
+        // never hear the signal that stops it: the mask is cleared before gunicorn starts.
+        let launcher = "import signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); from gunicorn.app.wsgiapp import run; sys.argv = ['gunicorn'] + sys.argv[1:]; run()"
         process.arguments = [
-            "python3", "-m", "gunicorn", "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
+            "python3", "-c", launcher, "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
             "--no-control-socket", "--log-level", "info", "httpbin:app",
         ]
         let errors = Pipe()
@@ -50,9 +53,10 @@ struct HTTPBin {
         return HTTPBin(process: process, port: port)
     }
 
-    /// Stops gunicorn and its workers.
+    /// Stops gunicorn and its workers at once (SIGINT: a graceful SIGTERM would wait up to
+    /// 30 seconds for the client's idle keep-alive connections).
     func stop() async {
-        process.terminate()
+        process.interrupt()
         let process = self.process
         await offThePool { process.waitUntilExit() }
     }

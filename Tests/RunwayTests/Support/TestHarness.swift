@@ -44,6 +44,7 @@ struct TestAPI: API {
     var cacheIgnoredParams: Set<String> = []
     var cacheSensitiveComponent: String?
     var cacheVaryingHeaderFields: [HTTPField.Name] = []
+    var maximumResponseSize: Int = 32 << 20
 }
 
 /// A running demo server, an engine over the chosen transport, and the captured log.

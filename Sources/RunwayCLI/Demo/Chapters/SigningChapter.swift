@@ -23,7 +23,10 @@ extension DemoChapter {
         let tamperedReason = Self.refusal(tampered)
         log.say("the same request, its query changed on the way (id=7 → id=8) → \(tamperedReason.status) \(tamperedReason.reason)")
 
-        let replayed = try await context.wire.send(captured)
+        // Sent again as it went on the wire; its body comes back here, not to the first load.
+        var replay = captured
+        replay.responseSink = nil
+        let replayed = try await context.wire.send(replay)
         let replayReason = (try? JSON(parsing: replayed.body))?["reason"]?.stringValue ?? "?"
         log.say("the first request, captured and sent again → \(replayed.head.status.code) \(replayReason)")
 
