@@ -35,8 +35,13 @@ func startNiced(_ arguments: [String], niceness: Int = 19) throws -> (Process, F
 /// parsed as JSON. The wait happens off the pool (``offThePool(_:)``): blocking one of the few
 /// threads Swift concurrency runs every test on would stall the rest of the suite for the
 /// child's whole run.
+///
+/// The child runs at niceness 5: a transfer measured at the lowest priority beside CPU-bound
+/// processes is starved, and Linux's URLSession, which reads the socket on a thread of its own
+/// with no flow control, queues the chunks its delegate has not yet taken — a 48 MiB download
+/// peaked 30 MB above its start that way beside eight `yes`.
 func runRunway(_ arguments: [String]) async throws -> [String: Any] {
-    let (process, reader) = try startNiced(arguments)
+    let (process, reader) = try startNiced(arguments, niceness: 5)
     let data = await offThePool {
         let data = reader.readDataToEndOfFile()
         process.waitUntilExit()
