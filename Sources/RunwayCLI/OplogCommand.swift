@@ -24,7 +24,7 @@ struct OplogCommand: AsyncParsableCommand {
         func run() async throws {
             let nio = AsyncHTTPClientTransport()
             let engine = Engine(transport: nio)
-            engine.register(Service(id: "oplog", baseURLs: [.release: server], allowsInsecureHTTP: true))
+            try engine.register(Service(id: "oplog", baseURLs: [.release: server], allowsInsecureHTTP: true))
             let result = await engine.perform(CollectorStatsAPI())
             try await nio.shutdown()
             let response = try result.get()
@@ -68,7 +68,7 @@ struct OplogCommand: AsyncParsableCommand {
                 guard let bytes = Self.bytes(hex: hex) else { throw ValidationError("--secret is not hex") }
                 return HMACSigner(keyID: keyID, secret: SymmetricKey(data: bytes))
             }
-            engine.register(Service(id: "oplog", baseURLs: [.release: server], signer: signer, allowsInsecureHTTP: true))
+            try engine.register(Service(id: "oplog", baseURLs: [.release: server], signer: signer, allowsInsecureHTTP: true))
             var configuration = OperationLog.Configuration()
             configuration.maximumAge = .milliseconds(200)
             configuration.baseBackoff = .milliseconds(20)

@@ -139,7 +139,7 @@ struct TransferCommand: AsyncParsableCommand {
             engine = Engine(transport: URLSessionTransport())
             shutdown = {}
         }
-        engine.register(Service(id: "transfer", baseURLs: [.release: origin]))
+        try engine.register(Service(id: "transfer", baseURLs: [.release: origin]))
         return (engine, shutdown, path, params)
     }
 

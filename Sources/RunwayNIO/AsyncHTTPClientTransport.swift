@@ -38,9 +38,6 @@ public final class AsyncHTTPClientTransport: Transport {
         public var idleTimeout: TimeAmount
         /// Trust and identity settings for TLS; `nil` uses the system's trust roots.
         public var tlsConfiguration: TLSConfiguration?
-        /// Public-key pins per host: a connection to a pinned host whose leaf certificate's key
-        /// matches none of the pins fails with `RunwayError.pinningFailed(host:)`.
-        public var pins: [PublicKeyPins]
         /// The longest silence allowed between two reads of a response, whatever the request's
         /// own timeout: the backstop for a peer that stops sending. Default 30 seconds.
         public var readTimeout: TimeAmount
@@ -62,7 +59,6 @@ public final class AsyncHTTPClientTransport: Transport {
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
             idleTimeout: TimeAmount = .seconds(60),
             tlsConfiguration: TLSConfiguration? = nil,
-            pins: [PublicKeyPins] = [],
             readTimeout: TimeAmount = .seconds(30),
             maximumConnectionsPerHost: Int = 8,
             connectTimeout: TimeAmount = .seconds(60)
@@ -70,7 +66,6 @@ public final class AsyncHTTPClientTransport: Transport {
             self.httpVersion = httpVersion
             self.idleTimeout = idleTimeout
             self.tlsConfiguration = tlsConfiguration
-            self.pins = pins
             self.readTimeout = readTimeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.connectTimeout = connectTimeout
@@ -78,14 +73,14 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     private let client: HTTPClient
-    /// One client per pinned host, whose every new connection checks the server's key.
-    private let pinnedClients: [String: HTTPClient]
-    /// The clients this transport made, and so shuts down.
-    private let ownedClients: [HTTPClient]
+    /// The client the transport made, and so shuts down (`nil` for an app's own client).
+    private let ownedClient: HTTPClient?
     private let isShutDown = NIOLockedValueBox(false)
-    /// Clients made on demand for requests sent to a chosen address (`EndpointSelector`),
-    /// one per host and address: AsyncHTTPClient's `dnsOverride` is per client.
-    private let addressedClients = NIOLockedValueBox<[String: HTTPClient]>([:])
+    /// Clients made on demand: one per pin set, whose every new connection checks the server's
+    /// key, and one per host and chosen address (`EndpointSelector`; AsyncHTTPClient's
+    /// `dnsOverride` is per client) — so a connection made without a check is never reused by a
+    /// request that needs one.
+    private let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
     private let configuration: Configuration
     /// The deadlines of every exchange in flight, on one timer.
     private let deadlines: DeadlineWatch
@@ -114,41 +109,44 @@ public final class AsyncHTTPClientTransport: Transport {
     private init(client: HTTPClient, owned: Bool, configuration: Configuration) {
         self.client = client
         self.deadlines = DeadlineWatch(eventLoop: client.eventLoopGroup.any())
-        var pinned: [String: HTTPClient] = [:]
-        for pins in configuration.pins {
-            var clientConfiguration = Self.clientConfiguration(configuration)
-            // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
-            // usual chain validation, and fails the connection (and so the request) if they fail.
-            let check = PinCheck(pins: pins)
-            clientConfiguration.http1_1ConnectionDebugInitializer = { check.verify($0) }
-            clientConfiguration.http2ConnectionDebugInitializer = { check.verify($0) }
-            pinned[pins.host] = HTTPClient(
-                eventLoopGroupProvider: .shared(client.eventLoopGroup), configuration: clientConfiguration)
-        }
-        self.pinnedClients = pinned
-        self.ownedClients = (owned ? [client] : []) + Array(pinned.values)
+        self.ownedClient = owned ? client : nil
         self.configuration = configuration
     }
 
-    /// The client that connects to `address` for requests to `host`: the host's (pinned)
-    /// settings, with `dnsOverride` mapping the host to the address — the `Host` field, SNI and
+    /// What a client made on demand is for.
+    private struct ClientKey: Hashable {
+        var host: String
+        /// The address connections go to instead of resolving the host.
+        var address: String?
+        var pins: PublicKeyPins?
+    }
+
+    /// The client for a request to `host` that connects to `address` (or resolves the host) and
+    /// checks `pins`; the shared client when it does neither. A made client keeps the transport's
+    /// settings; `dnsOverride` maps the host to the address, so the `Host` field, SNI and
     /// certificate validation stay on the host name.
-    private func client(for host: String, connectingTo address: String) throws -> HTTPClient {
-        let key = "\(host) \(address)"
-        return try addressedClients.withLockedValue { clients in
+    private func client(for host: String, connectingTo address: String?, pins: PublicKeyPins?) throws -> HTTPClient {
+        guard address != nil || pins != nil else { return client }
+        let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
+        return try madeClients.withLockedValue { clients in
             if let client = clients[key] { return client }
             guard !isShutDown.withLockedValue({ $0 }) else {
                 throw RunwayError.invalidRequest(reason: "the transport was shut down")
             }
             var clientConfiguration = Self.clientConfiguration(configuration)
-            let nameCheck = HostNameCheck(host: host)
-            let pinCheck = configuration.pins.first { $0.host == host }.map(PinCheck.init)
+            let nameCheck = address.map { _ in HostNameCheck(host: host) }
+            let pinCheck = pins.map(PinCheck.init)
+            // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
+            // usual chain validation, and fails the connection (and so the request) if they fail.
             let verify: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
-                nameCheck.verify(channel).flatMap { pinCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
+                let named = nameCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
+                return named.flatMap { pinCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
             }
             clientConfiguration.http1_1ConnectionDebugInitializer = verify
             clientConfiguration.http2ConnectionDebugInitializer = verify
-            clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
+            if let address {
+                clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
+            }
             let client = HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
             clients[key] = client
             return client
@@ -159,7 +157,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// background, instead of leaking their connections (or trapping in debug builds).
     deinit {
         guard !isShutDown.withLockedValue({ $0 }) else { return }
-        for owned in ownedClients + addressedClients.withLockedValue({ Array($0.values) }) { owned.shutdown { _ in } }
+        for owned in ownedClients { owned.shutdown { _ in } }
     }
 
     private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
@@ -185,7 +183,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public func shutdown() async throws {
         isShutDown.withLockedValue { $0 = true }
         var firstError: (any Error)?
-        for owned in ownedClients + addressedClients.withLockedValue({ Array($0.values) }) {
+        for owned in ownedClients {
             do {
                 try await owned.shutdown()
             } catch {
@@ -193,6 +191,11 @@ public final class AsyncHTTPClientTransport: Transport {
             }
         }
         if let firstError { throw firstError }
+    }
+
+    /// Every client this transport made: its own and those made on demand.
+    private var ownedClients: [HTTPClient] {
+        (ownedClient.map { [$0] } ?? []) + madeClients.withLockedValue { Array($0.values) }
     }
 
     /// The transport's deadline covers the whole exchange, body included.
@@ -203,6 +206,12 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Cancelling `TransportRequest.cancellation` cancels the exchange and closes its connection.
     public var honoursLoadCancellation: Bool { true }
+
+    /// The leaf certificate's key, on every new connection. AsyncHTTPClient hands a connection's
+    /// checks the peer's leaf certificate only (its connection factory makes the TLS handler
+    /// itself, with no verification callback), so a pin on any certificate of the chain cannot
+    /// be checked here.
+    public var pinScopes: Set<PublicKeyPins.Scope> { [.leaf] }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let scheme = request.head.scheme, let authority = request.head.authority else {
@@ -227,8 +236,11 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let timeout = TimeAmount.nanoseconds(
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
-        let host = Self.host(ofAuthority: authority)
-        let client = try request.connectAddress.map { try self.client(for: host, connectingTo: $0) } ?? pinnedClients[host] ?? self.client
+        if let pins = request.pins, !pinScopes.contains(pins.scope) {
+            throw RunwayError.tlsFailure(reason: "this transport cannot check pins on \(pins.scope) (\(pins.host))")
+        }
+        let client = try self.client(
+            for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
         let sink = request.responseSink
         let deadline = NIODeadline.now() + timeout
         let prepared = outbound
@@ -268,16 +280,6 @@ public final class AsyncHTTPClientTransport: Transport {
         return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields.describingDecodedBody())
     }
 
-    /// The lowercase host of an authority, without port or IPv6 brackets.
-    static func host(ofAuthority authority: String) -> String {
-        var host = Substring(authority.lowercased())
-        if host.hasPrefix("["), let end = host.firstIndex(of: "]") {
-            return String(host[host.index(after: host.startIndex)..<end])
-        }
-        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
-        return String(host)
-    }
-
     static func classify(_ error: any Error) -> RunwayError {
         AsyncHTTPClientErrors.classify(error)
     }
@@ -294,7 +296,7 @@ struct PinCheck: Sendable {
     func verify(_ channel: any Channel) -> EventLoopFuture<Void> {
         let pins = self.pins
         return channel.nioSSL_peerCertificate().flatMapThrowing { certificate in
-            guard let certificate, let spki = try? certificate.extractPublicKey().toSPKIBytes(), pins.accepts(spki: spki)
+            guard let certificate, let spki = try? certificate.extractPublicKey().toSPKIBytes(), pins.accepts(chain: [spki])
             else {
                 channel.close(promise: nil)
                 throw Failure(host: pins.host)

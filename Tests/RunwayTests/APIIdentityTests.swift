@@ -35,8 +35,8 @@ struct APIIdentityTests {
         // A stub answers each by its own name.
         let stub = StubTransport(sampleData: [mine.name: .json(["who": "mine"])])
         let engine = Engine(transport: stub)
-        engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
-        engine.register(listingService(baseURL: "https://api.example.com"))
+        try engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
+        try engine.register(listingService(baseURL: "https://api.example.com"))
         #expect(try await engine.perform(mine, params: [:]).get().json?["who"] == "mine")
         guard case .failure(.httpStatus(404, _)) = await engine.perform(theirs, params: [:]) else {
             Issue.record("the other module's API has no sample and must not get this one's")
@@ -47,7 +47,7 @@ struct APIIdentityTests {
     @Test("an app declares its own environments beside the three Runway names")
     func openEnvironments() async throws {
         try await withHarness { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(
                     id: .test, environment: .release,
                     baseURLs: [.release: "https://api.example.com", .staging: harness.server.baseURL]))
@@ -85,7 +85,7 @@ struct APIIdentityTests {
     @Test("two private API types that share a default name are refused, never given one cache entry")
     func clashingPrivateNames() async throws {
         try await withHarness { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL]))
             let mine = ClashingAPI()
             let theirs = clashingAPIFromAnotherFile()

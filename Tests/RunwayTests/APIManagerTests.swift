@@ -159,7 +159,7 @@ struct APIManagerTests {
         try await withHarness { harness in
             let other = try await DemoServer.start()
             defer { Task { await other.stop() } }
-            harness.engine.register(Service(id: "other", environment: .develop, baseURLs: [.develop: other.baseURL]))
+            try harness.engine.register(Service(id: "other", environment: .develop, baseURLs: [.develop: other.baseURL]))
             var api = TestAPI(path: "/listings/esf")
             api.service = "other"
             // The other service is status-only: a business error body would still be a success there.
@@ -190,7 +190,7 @@ struct APIManagerTests {
     @Test("switching a service's environment at run time changes where its APIs go")
     func environmentSwitch() async throws {
         try await withHarness { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(
                     id: "env", environment: .release,
                     baseURLs: [.release: "http://127.0.0.1:1", .develop: harness.server.baseURL]))
@@ -208,7 +208,7 @@ struct APIManagerTests {
     @Test("common headers and params of the service reach the server")
     func commonHeadersAndParams() async throws {
         try await withHarness { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(
                     id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL],
                     commonHeaders: [.init("X-Client")!: "ios-5.1"], commonParams: ["v": "5.1"]))

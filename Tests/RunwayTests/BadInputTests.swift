@@ -55,7 +55,7 @@ struct BadInputTests {
         let nothingListens = try LoopbackSocket()
         defer { nothingListens.close() }
         try await withHarness(transport) { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(id: "dead", environment: .develop, baseURLs: [.develop: nothingListens.refusingBaseURL]))
             var api = TestAPI(path: "/listings/esf")
             api.service = "dead"
@@ -68,7 +68,7 @@ struct BadInputTests {
     @Test("a base URL without a scheme fails before any connection")
     func baseURLWithoutScheme() async throws {
         try await withHarness { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(id: "noscheme", environment: .develop, baseURLs: [.develop: "127.0.0.1:\(harness.server.port)"]))
             var api = TestAPI(path: "/echo/x")
             api.service = "noscheme"
@@ -131,7 +131,7 @@ struct EngineTimeoutTests {
         }
         #expect(!silent.enforcesTimeout)
         let engine = Engine(transport: silent)
-        engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
+        try engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
         var api = TestAPI(path: "/slow")
         api.timeout = .milliseconds(100)
         await #expect(throws: RunwayError.timeout) { try await APIManager(api, engine: engine).load() }

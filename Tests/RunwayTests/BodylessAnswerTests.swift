@@ -21,7 +21,7 @@ struct BodylessAnswerTests {
     @Test("a DELETE answered 204 succeeds, also under a code-envelope convention", arguments: TransportKind.allCases)
     func deleteNoContent(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            harness.engine.register(
+            try harness.engine.register(
                 Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], convention: .codeEnvelope()))
             let manager = APIManager(TestAPI(path: "/faults/no-content", method: .delete), engine: harness.engine)
             let delegate = RecordingDelegate()

@@ -50,9 +50,9 @@ struct CallersTaskLoadTests {
     }
 
     /// An engine over an app's own `transport`, serving the test service.
-    func engine(over transport: some Transport, _ harness: Harness) -> Engine {
+    func engine(over transport: some Transport, _ harness: Harness) throws -> Engine {
         let engine = Engine(transport: transport)
-        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL]))
+        try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL]))
         return engine
     }
 
@@ -106,7 +106,7 @@ struct CallersTaskLoadTests {
     func transportOfTheApp() async throws {
         try await withHarness(readTimeout: .minutes(10)) { harness in
             let transport = TaskCancellationOnly(inner: harness.engine.transport)
-            let manager = hangingManager(engine(over: transport, harness)) { $0.requestStrategy = .cancelInFlight }
+            let manager = hangingManager(try engine(over: transport, harness)) { $0.requestStrategy = .cancelInFlight }
             try await expectEndedOnTheWire(manager, harness) {
                 manager.api.path = "/echo/newer"
                 _ = try await manager.load()
@@ -119,7 +119,7 @@ struct CallersTaskLoadTests {
     func transportHonouringTheHandle() async throws {
         try await withHarness(readTimeout: .minutes(10)) { harness in
             let transport = HandleHonouring(inner: harness.engine.transport)
-            let manager = hangingManager(engine(over: transport, harness))
+            let manager = hangingManager(try engine(over: transport, harness))
             try await expectEndedOnTheWire(manager, harness) { manager.cancelAllRequests() }
             #expect(transport.handedHandle.value)
         }

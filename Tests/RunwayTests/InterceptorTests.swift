@@ -24,7 +24,7 @@ struct InterceptorTests {
     func orderOnSuccess() async throws {
         try await withHarness { harness in
             let journal = Journal()
-            harness.registerServices(interceptors: [JournalInterceptor(tag: "service", journal: journal)])
+            try harness.registerServices(interceptors: [JournalInterceptor(tag: "service", journal: journal)])
             var api = TestAPI(path: "/echo/hooks")
             api.interceptors = [
                 JournalInterceptor(tag: "api1", journal: journal), JournalInterceptor(tag: "api2", journal: journal),

@@ -16,7 +16,7 @@ struct LoggingTests {
     @Test("a request logs id, service, API, method, status, duration, bytes and outcome")
     func fields() async throws {
         try await withHarness { harness in
-            harness.registerServices(signer: TokenSigner())
+            try harness.registerServices(signer: TokenSigner())
             var api = TestAPI(path: "/echo/logged")
             api.name = "LoggedAPI"
             let manager = APIManager(api, engine: harness.engine)

@@ -12,12 +12,12 @@ import Testing
 @Suite("Metrics")
 @MainActor
 struct MetricsTests {
-    static func engine(_ metrics: TestMetrics, server: DemoServer, cache: ResponseCache? = nil) -> (Engine, AsyncHTTPClientTransport) {
+    static func engine(_ metrics: TestMetrics, server: DemoServer, cache: ResponseCache? = nil) throws -> (Engine, AsyncHTTPClientTransport) {
         let transport = AsyncHTTPClientTransport()
         let engine = Engine(
             transport: transport, cache: cache, logger: Logger(label: "runway.test") { _ in SwiftLogNoOpLogHandler() },
             metrics: EngineMetrics(factory: metrics))
-        engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
+        try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
         return (engine, transport)
     }
 
@@ -25,7 +25,7 @@ struct MetricsTests {
     func loadsOutcomesRetries() async throws {
         let server = try await DemoServer.start()
         let metrics = TestMetrics()
-        let (engine, transport) = Self.engine(metrics, server: server)
+        let (engine, transport) = try Self.engine(metrics, server: server)
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -57,8 +57,8 @@ struct MetricsTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-metrics-\(UUID().uuidString)")
         let container = Container(root: folder)
         let metrics = TestMetrics()
-        let (engine, transport) = Self.engine(metrics, server: server, cache: try ResponseCache(container: container))
-        let (restarted, restartedTransport) = Self.engine(metrics, server: server, cache: try ResponseCache(container: container))
+        let (engine, transport) = try Self.engine(metrics, server: server, cache: try ResponseCache(container: container))
+        let (restarted, restartedTransport) = try Self.engine(metrics, server: server, cache: try ResponseCache(container: container))
         try await withCleanup({
             try? await transport.shutdown()
             try? await restartedTransport.shutdown()
@@ -86,7 +86,7 @@ struct MetricsTests {
         let metrics = TestMetrics()
         try await withHarness(cache: cache) { harness in
             let engine = Engine(transport: harness.engine.transport, cache: cache, metrics: EngineMetrics(factory: metrics))
-            engine.register(Service(id: .test, baseURLs: [.release: harness.server.baseURL]))
+            try engine.register(Service(id: .test, baseURLs: [.release: harness.server.baseURL]))
             let watch = CoalescingTests.JoinWatch()
             watch.install(on: engine)
             var api = TestAPI(path: "/faults/gate/metrics", name: "Shared")

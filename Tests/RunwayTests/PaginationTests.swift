@@ -75,10 +75,10 @@ struct PaginationTests {
         try await withHarness { harness in
             let manager = APIManager(SecondHandListAPI(), engine: harness.engine)
             try await manager.firstPage()
-            harness.engine.register(
+            try harness.engine.register(
                 Service(id: .listings, environment: .develop, baseURLs: [.develop: "http://127.0.0.1:1"]))
             await #expect(throws: RunwayError.noNetwork(reason: .connectionRefused)) { try await manager.nextPage() }
-            harness.engine.register(listingService(baseURL: harness.server.baseURL))
+            try harness.engine.register(listingService(baseURL: harness.server.baseURL))
             let second = try await manager.nextPage()
             #expect(ids(second) == Array(11...20))
         }
@@ -92,7 +92,7 @@ struct PaginationTests {
             return try StubTransport.Sample.json(["data": ["items": [1], "next_cursor": next]]).response()
         }
         let engine = Engine(transport: stub)
-        engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
+        try engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
         let manager = APIManager(CursorAPI(), engine: engine)
         try await manager.firstPage()
         try await manager.nextPage()

@@ -28,7 +28,7 @@ struct RetryTests {
         let recorder = SleepRecorder()
         try await withHarness(transport, sleep: recorder.sleep) { harness in
             let signer = AttemptSigner()
-            harness.registerServices(signer: signer)
+            try harness.registerServices(signer: signer)
             var api = TestAPI(path: "/faults/flaky")
             api.retryPolicy = .default
             let response = try await APIManager(api, engine: harness.engine).load(with: ["key": "a", "failures": 2])

@@ -52,8 +52,8 @@ struct SigningTests {
         let engine = Engine(transport: transport)
         var service = listingService(baseURL: server.baseURL)
         service.signer = signer
-        engine.register(service)
-        engine.register(Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer))
+        try engine.register(service)
+        try engine.register(Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer))
         try await withCleanup({
             try? await nio.shutdown()
             await server.stop()
@@ -89,7 +89,7 @@ struct SigningTests {
         let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["ios-app": [Self.secret]]))
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio)
-        engine.register(listingService(baseURL: server.baseURL))
+        try engine.register(listingService(baseURL: server.baseURL))
         do {
             _ = try await APIManager(SecondHandListAPI(), engine: engine).load()
             Issue.record("an unsigned request must be refused")
@@ -202,7 +202,7 @@ struct NonceStoreTests {
         let engine = Engine(transport: nio)
         var service = Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL])
         service.signer = HMACSigner(keyID: "k", secret: SigningTests.secret, now: { clock.value })
-        engine.register(service)
+        try engine.register(service)
         let api = TestAPI(path: "/signed/echo/n", service: "signed")
         _ = try await APIManager(api, engine: engine).load()
         _ = try await APIManager(api, engine: engine).load()

@@ -16,7 +16,7 @@ struct StubTransportTests {
             "RunwayExamples.RentalListAPI": .failure(.noNetwork(reason: .unreachable)),
         ])
         let engine = Engine(transport: stub, sleep: { _ in })
-        engine.register(listingService(baseURL: "https://listings.example.com"))
+        try engine.register(listingService(baseURL: "https://listings.example.com"))
 
         let rows = try await APIManager(SecondHandListAPI(), engine: engine).load(reformedBy: ListingRowsReformer())
         #expect(rows == [ListingRow(kind: "esf", id: 7, name: "n", title: "t", price: 1)])
@@ -39,7 +39,7 @@ struct StubTransportTests {
         let plan = Data("%PDF-1.7 a floor plan".utf8)
         let stub = StubTransport(sampleData: ["RunwayExamples.FloorPlanAPI": .data(plan)])
         let engine = Engine(transport: stub)
-        engine.register(accountService(baseURL: "https://account.example.com", authentication: Authentication(FixedToken())))
+        try engine.register(accountService(baseURL: "https://account.example.com", authentication: Authentication(FixedToken())))
         let file = try await engine.download(FloorPlanAPI(), to: .caches("plan.pdf", in: container)).value
         #expect(try Data(contentsOf: file.url) == plan)
         #expect(stub.requests.first?.head.headerFields[.authorization] == "Bearer fixed")

@@ -54,15 +54,25 @@ struct TransportLifecycleTests {
     func shutdownClosesAll() async throws {
         let server = try await DemoServer.start()
         let pins = PublicKeyPins(host: "localhost", primary: PublicKeyPins.pin(ofSPKI: [1, 2, 3]), backups: [])
-        let transport = AsyncHTTPClientTransport(configuration: .init(pins: [pins]))
+        let transport = AsyncHTTPClientTransport()
+        func request(_ authority: String, pinned: Bool) -> TransportRequest {
+            var request = TransportRequest(
+                head: HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/echo/x"),
+                body: nil, timeout: .seconds(300), apiName: "Lifecycle")
+            if pinned { request.pins = pins }
+            return request
+        }
         try await withCleanup({ await server.stop() }) {
+            // A pinned request makes the transport a client of its own; shutdown must close that
+            // one too. (Port 1 refuses the connection: a connection the demo server accepted only
+            // as it stopped would meet a trap in the server's NIO channel handler.)
+            await #expect(throws: RunwayError.self) {
+                try await transport.send(request("localhost:1", pinned: true))
+            }
             try await transport.shutdown()
-            for authority in ["127.0.0.1:\(server.port)", "localhost:\(server.port)"] {
-                await #expect(throws: (any Error).self, "\(authority) must be closed") {
-                    try await transport.send(
-                        TransportRequest(
-                            head: HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/echo/x"),
-                            body: nil, timeout: .seconds(300), apiName: "Lifecycle"))
+            for (authority, pinned) in [("127.0.0.1:\(server.port)", false), ("localhost:1", true)] {
+                await #expect(throws: RunwayError.invalidRequest(reason: "the transport was shut down"), "\(authority) must be closed") {
+                    try await transport.send(request(authority, pinned: pinned))
                 }
             }
         }

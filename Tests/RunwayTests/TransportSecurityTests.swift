@@ -10,8 +10,8 @@ import Testing
 @MainActor
 struct TransportSecurityTests {
     /// Runs `body` against an HTTPS demo server with a certificate made now, and an engine whose
-    /// AsyncHTTPClient transport trusts `trustedAuthority` (the server's own by default) and
-    /// holds `pins` for 127.0.0.1.
+    /// AsyncHTTPClient transport trusts `trustedAuthority` (the server's own by default), with
+    /// the service pinning 127.0.0.1 with `pins`.
     func withTLSServer(
         pins: ((_ serverPin: String) -> PublicKeyPins?)? = nil, trustServer: Bool = true,
         _ body: (Engine, DemoServer) async throws -> Void
@@ -21,10 +21,12 @@ struct TransportSecurityTests {
         let server = try await DemoServer.start(tls: identity.tls)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try (trustServer ? authority : TestCertificateAuthority()).rootCertificate()])
-        let transport = AsyncHTTPClientTransport(
-            configuration: .init(tlsConfiguration: tls, pins: pins?(identity.spkiPin).map { [$0] } ?? []))
+        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
         let engine = Engine(transport: transport)
-        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+        try engine.register(
+            Service(
+                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
+                pins: pins?(identity.spkiPin).map { [$0] } ?? []))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -78,20 +80,104 @@ struct TransportSecurityTests {
         }
     }
 
-    #if os(Linux)
-    @Test("URLSession on Linux cannot check pins, so a pinned host fails closed")
-    func urlSessionPinsFailClosed() async throws {
-        let transport = URLSessionTransport(pins: [PublicKeyPins(host: "127.0.0.1", primary: Self.wrongPin, backups: [])])
-        let engine = Engine(transport: transport)
-        engine.register(Service(id: .test, baseURLs: [.release: "https://127.0.0.1:9"]))
-        await #expect {
-            try await APIManager(TestAPI(path: "/x"), engine: engine).load()
-        } throws: { error in
-            guard case .tlsFailure(let reason) = error as? RunwayError else { return false }
-            return reason.contains("AsyncHTTPClientTransport")
+    @Test(
+        "a pin on any certificate of the chain is refused at registration by a transport that sees only the leaf",
+        arguments: PublicKeyPins.Scope.allCases)
+    func scopeRefusedAtRegistration(_ scope: PublicKeyPins.Scope) async throws {
+        let nio = AsyncHTTPClientTransport()
+        try await withCleanup({ try? await nio.shutdown() }) {
+            // URLSession checks both scopes on Apple platforms and none on Linux.
+            var transports: [(any Transport, Bool)] = [(nio, scope == .leaf)]
+            #if os(Linux)
+            transports.append((URLSessionTransport(), false))
+            #else
+            transports.append((URLSessionTransport(), true))
+            #endif
+            for (transport, checks) in transports {
+                let engine = Engine(transport: transport)
+                let pins = PublicKeyPins(host: "127.0.0.1", primary: Self.wrongPin, backups: [], scope: scope)
+                let service = Service(id: .test, baseURLs: [.release: "https://127.0.0.1:9"], pins: [pins])
+                if checks {
+                    try engine.register(service)
+                    #expect(engine.service(.test) != nil)
+                } else {
+                    #expect {
+                        try engine.register(service)
+                    } throws: { error in
+                        guard case .invalidRequest(let reason) = error as? RunwayError else { return false }
+                        return reason.contains("127.0.0.1") && reason.contains(scope.description)
+                            && reason.contains("cannot check")
+                    }
+                    #expect(engine.service(.test) == nil, "a refused service must not be registered")
+                }
+            }
         }
     }
-    #endif
+
+    @Test("a request whose pins its transport cannot check fails closed, without a connection")
+    func uncheckablePinsFailClosed() async throws {
+        let server = try await DemoServer.start()
+        let nio = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await nio.shutdown()
+            await server.stop()
+        }) {
+            let wrongPin = Self.wrongPin
+            func request(_ scope: PublicKeyPins.Scope) -> TransportRequest {
+                var request = TransportRequest(
+                    head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/echo/x"),
+                    body: nil, timeout: .seconds(300), apiName: "Pinned")
+                request.pins = PublicKeyPins(host: "127.0.0.1", primary: wrongPin, backups: [], scope: scope)
+                return request
+            }
+            // AsyncHTTPClient sees the leaf only; Linux's URLSession sees no certificate at all.
+            var cases: [(any Transport, TransportRequest)] = [(nio, request(.anyCertificateInChain))]
+            #if os(Linux)
+            cases.append((URLSessionTransport(), request(.leaf)))
+            #endif
+            for (transport, request) in cases {
+                await #expect {
+                    try await transport.send(request)
+                } throws: { error in
+                    guard case .tlsFailure(let reason) = error as? RunwayError else { return false }
+                    return reason.contains("cannot check pins")
+                }
+            }
+            #expect(server.probe.count("/echo") == 0)
+        }
+    }
+
+    @Test("two services may not pin one host differently")
+    func conflictingPins() async throws {
+        let engine = Engine(transport: StubTransport(sampleData: [:]))
+        let one = PublicKeyPins(host: "api.example.com", primary: Self.wrongPin, backups: [])
+        let other = PublicKeyPins(host: "API.example.com", primary: Self.wrongPin + "x", backups: [])
+        try engine.register(Service(id: "one", baseURLs: [.release: "https://api.example.com"], pins: [one]))
+        #expect {
+            try engine.register(Service(id: "two", baseURLs: [.release: "https://api.example.com/v2"], pins: [other]))
+        } throws: { error in
+            guard case .invalidRequest(let reason) = error as? RunwayError else { return false }
+            return reason.contains("api.example.com") && reason.contains("differently")
+        }
+        #expect(engine.service("two") == nil)
+        // The same pins again, and a new version of the first service, are fine.
+        try engine.register(Service(id: "two", baseURLs: [.release: "https://api.example.com/v2"], pins: [one]))
+        try engine.register(Service(id: "one", baseURLs: [.release: "https://api.example.com"], pins: [one]))
+    }
+
+    @Test("the leaf rule and the chain rule decide from the same keys")
+    func scopes() {
+        let leaf: [UInt8] = Array("leaf key".utf8)
+        let intermediate: [UInt8] = Array("intermediate key".utf8)
+        let pinIntermediate = PublicKeyPins.pin(ofSPKI: intermediate)
+        let onLeaf = PublicKeyPins(host: "h", primary: pinIntermediate, backups: [], scope: .leaf)
+        let onChain = PublicKeyPins(host: "h", primary: pinIntermediate, backups: [], scope: .anyCertificateInChain)
+        #expect(!onLeaf.accepts(chain: [leaf, intermediate]))
+        #expect(onChain.accepts(chain: [leaf, intermediate]))
+        #expect(onLeaf.accepts(chain: [intermediate, leaf]))
+        #expect(!onChain.accepts(chain: []))
+        #expect(!onLeaf.accepts(chain: []))
+    }
 
     @Test(
         "plain HTTP to a host other than loopback is refused before any connection attempt",
@@ -99,7 +185,7 @@ struct TransportSecurityTests {
     func plainHTTPRefused(_ base: String) async throws {
         let spy = StubTransport(sampleData: ["TestAPI": .json(["ok": true])])
         let engine = Engine(transport: spy)
-        engine.register(Service(id: .test, baseURLs: [.release: base]))
+        try engine.register(Service(id: .test, baseURLs: [.release: base]))
         await #expect {
             try await APIManager(TestAPI(path: "/x"), engine: engine).load()
         } throws: { error in
@@ -116,7 +202,7 @@ struct TransportSecurityTests {
     func plainHTTPAllowed(_ base: String, _ optIn: Bool) async throws {
         let spy = StubTransport(sampleData: ["TestAPI": .json(["ok": true])])
         let engine = Engine(transport: spy)
-        engine.register(Service(id: .test, baseURLs: [.release: base], allowsInsecureHTTP: optIn))
+        try engine.register(Service(id: .test, baseURLs: [.release: base], allowsInsecureHTTP: optIn))
         _ = try await APIManager(TestAPI(path: "/x"), engine: engine).load()
         #expect(spy.requests.count == 1)
     }

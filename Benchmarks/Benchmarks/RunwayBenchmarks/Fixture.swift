@@ -53,12 +53,12 @@ final class Fixture: @unchecked Sendable {
         var logger = Logger(label: "runway.benchmarks")
         logger.logLevel = .notice
         let nioEngine = Engine(transport: transport, logger: logger)
-        nioEngine.register(service)
+        try nioEngine.register(service)
         self.nioEngine = nioEngine
         let sessionTransport = URLSessionTransport()
         self.sessionTransport = sessionTransport
         let sessionEngine = Engine(transport: sessionTransport, logger: logger)
-        sessionEngine.register(service)
+        try sessionEngine.register(service)
         self.sessionEngine = sessionEngine
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil

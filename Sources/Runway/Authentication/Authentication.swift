@@ -13,7 +13,7 @@ import HTTPTypes
 ///
 /// ```swift
 /// let authentication = Authentication(TokenAuthenticator(keychain: keychain, engine: engine))
-/// engine.register(Service(id: .account, baseURLs: [.release: "https://api.example.com"],
+/// try engine.register(Service(id: .account, baseURLs: [.release: "https://api.example.com"],
 ///                         authentication: authentication))
 /// // after login or logout, once the keychain holds the new state:
 /// authentication.reset()

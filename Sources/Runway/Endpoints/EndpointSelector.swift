@@ -9,9 +9,10 @@ import HTTPTypes
 /// candidate concurrently — a few attempts each, with a short timeout — and ranks the healthy
 /// ones. Until the first round ends, requests use DNS as usual: a probe never delays a request.
 ///
-/// The engine connects to ``address`` only where the transport can choose a connection's
-/// address (``Transport/supportsConnectAddress``: the AsyncHTTPClient transport can, URLSession
-/// cannot), and changes nothing else: the `Host` field, TLS SNI and the certificate check stay
+/// The engine connects to ``address`` through a transport that can choose a connection's
+/// address (``Transport/supportsConnectAddress``: the AsyncHTTPClient transport can; URLSession
+/// cannot, and ``Engine/register(_:)`` refuses a service with a selector on it), and changes
+/// nothing else: the `Host` field, TLS SNI and the certificate check stay
 /// on the host name, so a wrong address fails its TLS handshake rather than being trusted. A
 /// connection refused or unreachable at the chosen address marks it unhealthy and the next
 /// fastest takes over; with none left, requests fall back to DNS until the next round.
@@ -20,7 +21,7 @@ import HTTPTypes
 ///
 /// ```swift
 /// let selector = EndpointSelector(host: "api.example.com", port: 443, candidates: ["203.0.113.7", "2001:db8::7"])
-/// engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"], endpoints: selector))
+/// try engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"], endpoints: selector))
 /// ```
 public final class EndpointSelector: Sendable {
     /// How a candidate is measured.

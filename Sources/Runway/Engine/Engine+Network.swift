@@ -221,11 +221,10 @@ extension Engine {
     /// Header fields that carry who is asking; never sent across origins.
     static let credentialFields: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]
 
-    /// The address an endpoint selector chose for a request to `head`'s host, where the
-    /// transport can connect to it.
+    /// The address an endpoint selector chose for a request to `head`'s host (a service with a
+    /// selector is registered only on a transport that can connect to it).
     func connectAddress(for head: HTTPRequest, service: Service) -> String? {
-        guard let selector = service.endpoints, transport.supportsConnectAddress,
-            selector.matches(authority: head.authority)
+        guard let selector = service.endpoints, selector.matches(authority: head.authority)
         else { return nil }
         return selector.address
     }
@@ -246,6 +245,7 @@ extension Engine {
             head: prepared.head, content: prepared.body, timeout: timeout, apiName: api.name,
             uploadProgress: progress, responseSink: hooks.sink ?? collector)
         outgoing.connectAddress = connectAddress
+        outgoing.pins = pins(forAuthority: prepared.head.authority)
         if transportHonoursLoadCancellation { outgoing.cancellation = cancellation }
         let request = outgoing
         do {

@@ -13,7 +13,7 @@ public import Logging
 ///
 /// ```swift
 /// let engine = Engine(transport: URLSessionTransport())
-/// engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"]))
+/// try engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"]))
 /// let manager = APIManager(SecondHandListAPI(), engine: engine)
 /// ```
 public final class Engine: Sendable {
@@ -29,6 +29,8 @@ public final class Engine: Sendable {
     /// Where loads, retries, cache outcomes and coalesced joins are counted; `nil` counts nothing.
     public let metrics: EngineMetrics?
     private let services = Locked<[ServiceID: RegisteredService]>([:])
+    /// Every registered service's pins, by host.
+    private let pinsByHost = Locked<[String: PublicKeyPins]>([:])
     let sleep: @Sendable (Duration) async throws -> Void
     let coalescer = CallCoalescer()
     /// Whether the transport stops an exchange through ``TransportRequest/cancellation`` itself.
@@ -68,15 +70,44 @@ public final class Engine: Sendable {
     /// Adds `service`, or replaces the one registered under its identifier.
     ///
     /// A service with an ``EndpointSelector`` has its probing started here, over this engine's
-    /// transport, when the transport can connect to a chosen address. A service's
-    /// ``CookieJar`` is linked to its ``Authentication`` here, so that a reset empties it.
-    public func register(_ service: Service) {
+    /// transport. A service's ``CookieJar`` is linked to its ``Authentication`` here, so that a
+    /// reset empties it. Its ``Service/pins`` apply from here on to every request to a pinned
+    /// host, from any service.
+    ///
+    /// - throws: ``RunwayError/invalidRequest(reason:)``, registering nothing, when the service
+    ///   asks for what this engine's transport cannot do — a pin scope outside
+    ///   ``Transport/pinScopes``, or an endpoint selector on a transport that cannot connect to
+    ///   a chosen address (``Transport/supportsConnectAddress``) — or pins a host differently
+    ///   from another registered service: never a service that silently gets less than it says.
+    public func register(_ service: Service) throws(RunwayError) {
+        try ServiceRequirements.check(service, transport: transport)
         let registered = RegisteredService(service)
+        let conflict = services.withLock { services -> String? in
+            var pins: [String: PublicKeyPins] = [:]
+            for other in services.values where other.service.id != service.id {
+                for pin in other.service.pins { pins[pin.host] = pin }
+            }
+            for pin in service.pins {
+                if let existing = pins[pin.host], existing != pin {
+                    return "service \(service.id) pins \(pin.host) differently from another registered service or from itself"
+                }
+                pins[pin.host] = pin
+            }
+            services[service.id] = registered
+            pinsByHost.withLock { $0 = pins }
+            return nil
+        }
+        if let conflict { throw .invalidRequest(reason: conflict) }
         if let jar = service.cookies { service.authentication?.clearsOnReset(jar) }
-        services.withLock { $0[service.id] = registered }
-        if let selector = service.endpoints, selector.configuration.probesAutomatically, transport.supportsConnectAddress {
+        if let selector = service.endpoints, selector.configuration.probesAutomatically {
             selector.start(using: transport, changes: network.map { Self.returns(to: $0) })
         }
+    }
+
+    /// The pins of `authority`'s host, from whichever registered service pins it.
+    func pins(forAuthority authority: String?) -> PublicKeyPins? {
+        guard let authority else { return nil }
+        return pinsByHost.withLock { pins in pins.isEmpty ? nil : pins[AuthorityHost.of(authority)] }
     }
 
     /// Rings each time `monitor`'s path becomes reachable again, or changes while reachable:

@@ -18,7 +18,7 @@ public import HTTPTypes
 ///     commonParams: ["app_version": "5.1"],
 ///     convention: .codeEnvelope()
 /// )
-/// Engine.shared.register(listings)
+/// try Engine.shared.register(listings)
 /// ```
 public struct Service: Sendable {
     /// The identifier APIs use to name this service.
@@ -44,12 +44,17 @@ public struct Service: Sendable {
     /// exception). Off by default: such requests fail with ``RunwayError/insecureConnection(host:)``
     /// before a socket opens.
     public var allowsInsecureHTTP: Bool
-    /// Chooses the fastest address of the service's host instead of DNS, where the transport
-    /// can; `nil` leaves every address to DNS.
+    /// Chooses the fastest address of the service's host instead of DNS; `nil` leaves every
+    /// address to DNS. Only a transport that can connect to a chosen address
+    /// (``Transport/supportsConnectAddress``) takes such a service.
     public var endpoints: EndpointSelector?
     /// The cookies the service keeps; `nil` (the default) keeps none. ``Authentication/reset()``
     /// of the service's ``authentication`` empties it.
     public var cookies: CookieJar?
+    /// Public-key pins of the service's hosts: every request to a pinned host, whichever API or
+    /// redirect leads there, is checked on each new TLS connection. ``Engine/register(_:)``
+    /// refuses the service when its transport cannot check a pin's scope.
+    public var pins: [PublicKeyPins]
 
     /// Creates a service.
     ///
@@ -67,6 +72,7 @@ public struct Service: Sendable {
     ///   - endpoints: Chooses the host's fastest address; the engine starts its probing when the
     ///     service is registered.
     ///   - cookies: Keeps the cookies the service sets; `nil` forgets them.
+    ///   - pins: Public-key pins of the service's hosts; none by default.
     public init(
         id: ServiceID,
         environment: Environment = .release,
@@ -79,7 +85,8 @@ public struct Service: Sendable {
         allowsInsecureHTTP: Bool = false,
         authentication: Authentication? = nil,
         endpoints: EndpointSelector? = nil,
-        cookies: CookieJar? = nil
+        cookies: CookieJar? = nil,
+        pins: [PublicKeyPins] = []
     ) {
         self.id = id
         self.environment = environment
@@ -93,6 +100,7 @@ public struct Service: Sendable {
         self.authentication = authentication
         self.endpoints = endpoints
         self.cookies = cookies
+        self.pins = pins
     }
 
     /// The base URL of the current environment.

@@ -31,6 +31,11 @@ public final class StubTransport: Transport {
     private let handler: @Sendable (TransportRequest) async throws -> TransportResponse
     private let recorded = Locked<[TransportRequest]>([])
 
+    /// Every scope: a stub opens no connection whose key could be wrong, so an app's services
+    /// register with the pins they ship with, and a test can assert a request's
+    /// ``TransportRequest/pins``.
+    public var pinScopes: Set<PublicKeyPins.Scope> { Set(PublicKeyPins.Scope.allCases) }
+
     /// Answers each API from `sampleData` by name; an API without a sample gets 404.
     public convenience init(sampleData: [String: Sample]) {
         self.init { request in

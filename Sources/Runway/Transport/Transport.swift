@@ -24,19 +24,27 @@ public protocol Transport: Sendable {
 
     /// Whether ``send(_:)`` connects to ``TransportRequest/connectAddress`` when it is set. A
     /// transport that cannot choose the address of a connection (URLSession) says `false` (the
-    /// default), and the engine leaves the address to DNS.
+    /// default), and ``Engine/register(_:)`` refuses a service with an ``EndpointSelector``.
     var supportsConnectAddress: Bool { get }
 
     /// Whether ``send(_:)`` stops the exchange when ``TransportRequest/cancellation`` is
     /// cancelled, as it does when its task is. When `false` (the default) the engine runs an
     /// exchange that carries such a handle in a task of its own, which costs a task per request.
     var honoursLoadCancellation: Bool { get }
+
+    /// The pin scopes ``send(_:)`` checks when ``TransportRequest/pins`` is set: on every new
+    /// TLS connection, the connection's certificates against the pins. ``Engine/register(_:)``
+    /// refuses a service whose pins ask for a scope not named here, and a request whose pins
+    /// the transport cannot check fails closed. Empty (the default) for a transport that checks
+    /// none.
+    var pinScopes: Set<PublicKeyPins.Scope> { get }
 }
 
 extension Transport {
     public var enforcesTimeout: Bool { false }
     public var supportsConnectAddress: Bool { false }
     public var honoursLoadCancellation: Bool { false }
+    public var pinScopes: Set<PublicKeyPins.Scope> { [] }
 }
 
 /// What the engine hands a transport.
@@ -66,6 +74,12 @@ public struct TransportRequest: Sendable {
     /// runs in its caller's task. Only a transport that says ``Transport/honoursLoadCancellation``
     /// receives it.
     public var cancellation: LoadCancellation?
+    /// The pins of the request's host (a registered service's ``Service/pins``): a new
+    /// connection for this request must satisfy them, or the request fails with
+    /// ``RunwayError/pinningFailed(host:)``. A transport that cannot check their
+    /// ``PublicKeyPins/scope`` (see ``Transport/pinScopes``) fails the request instead of
+    /// sending it unchecked.
+    public var pins: PublicKeyPins?
 
     /// Creates a transport request.
     public init(

@@ -8,17 +8,11 @@ import Security
 
 /// The delegate of a ``URLSessionTransport``'s session: it refuses every redirect (the engine
 /// owns them, re-checking each hop), lands every HTTP authentication challenge as the 401 it
-/// came with (``Authentication`` answers those), and, on Apple platforms, checks public-key pins.
+/// came with (``Authentication`` answers those), and, on Apple platforms, checks each request's
+/// public-key pins.
 final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-    private let pins: [String: PublicKeyPins]
-    /// Tasks refused by a pin, so that their "cancelled" is reported as a pin failure instead.
-    private let refusedTasks = Locked<Set<Int>>([])
     /// Exchanges in flight, by task identifier: their callbacks come here.
     private let exchanges = Locked<[Int: ExchangeTask]>([:])
-
-    init(pins: [PublicKeyPins]) {
-        self.pins = Dictionary(pins.map { ($0.host, $0) }, uniquingKeysWith: { first, _ in first })
-    }
 
     func register(_ exchange: ExchangeTask, for identifier: Int) {
         exchanges.withLock { $0[identifier] = exchange }
@@ -30,12 +24,6 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
 
     func removeExchange(_ identifier: Int) -> ExchangeTask? {
         exchanges.withLock { $0.removeValue(forKey: identifier) }
-    }
-
-    /// Whether a pin refused task `identifier` (forgetting it).
-    func wasRefusedByPin(_ identifier: Int) -> Bool {
-        guard !pins.isEmpty else { return false }
-        return refusedTasks.withLock { $0.remove(identifier) != nil }
     }
 
     /// Hands the 3xx back as the response: the engine decides whether and how to follow it.
@@ -73,23 +61,22 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     }
 
     #if canImport(Security)
-    /// Evaluates the chain as the system does, then requires one of its certificates' keys to
-    /// be pinned (the same rule as `AsyncHTTPClientTransport`).
+    /// Evaluates the chain as the system does, then asks the request's pins whether the
+    /// validated chain's keys satisfy them (``PublicKeyPins/accepts(chain:)``: the one rule).
     private func serverTrust(
         _ challenge: URLAuthenticationChallenge, task: URLSessionTask,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let trust = challenge.protectionSpace.serverTrust,
-            let hostPins = pins[challenge.protectionSpace.host.lowercased()]
-        else {
+        let pinned = self.exchange(task.taskIdentifier)
+        guard let trust = challenge.protectionSpace.serverTrust, let hostPins = pinned?.pins else {
             completionHandler(.performDefaultHandling, nil)
             return
         }
         guard SecTrustEvaluateWithError(trust, nil),
             let chain = SecTrustCopyCertificateChain(trust) as? [SecCertificate],
-            chain.contains(where: { certificate in Self.spki(of: certificate).map(hostPins.accepts(spki:)) ?? false })
+            hostPins.accepts(chain: chain.map { Self.spki(of: $0) ?? [] })
         else {
-            _ = refusedTasks.withLock { $0.insert(task.taskIdentifier) }
+            pinned?.refusedByPin()
             completionHandler(.cancelAuthenticationChallenge, nil)
             return
         }

@@ -17,6 +17,8 @@ final class ExchangeTask: Sendable {
         /// A 401 whose HTTP challenge the session was told not to answer (Linux): the task was
         /// cancelled to end the challenge, and this response is its outcome.
         var challenged: HTTPURLResponse?
+        /// The connection's certificates did not satisfy ``pins``: the task was cancelled.
+        var refusedByPin = false
         var continuation: CheckedContinuation<TransportResponse, any Error>?
     }
 
@@ -24,11 +26,14 @@ final class ExchangeTask: Sendable {
     private let sink: any ResponseSink
     private let collector: BodyCollector?
     let uploadProgress: (@Sendable (Int64) -> Void)?
+    /// The pins a new connection for this exchange must satisfy.
+    let pins: PublicKeyPins?
     private let state = Locked(State())
 
     init(request: TransportRequest, continuation: CheckedContinuation<TransportResponse, any Error>) {
         (sink, collector) = BodyCollector.destination(for: request.responseSink)
         self.uploadProgress = request.uploadProgress
+        self.pins = request.pins
         state.withLock { $0.continuation = continuation }
     }
 
@@ -50,6 +55,11 @@ final class ExchangeTask: Sendable {
         state.withLock { $0.challenged = response }
     }
 
+    /// The connection's certificates did not satisfy the pins; the task is being cancelled.
+    func refusedByPin() {
+        state.withLock { $0.refusedByPin = true }
+    }
+
     private func accept(_ step: () throws -> Void) -> Bool {
         do {
             try step()
@@ -68,7 +78,9 @@ final class ExchangeTask: Sendable {
         }
         guard let continuation else { return }
         let body = collector?.collected ?? Data()
-        if let failure = current.failure {
+        if current.refusedByPin, let pins {
+            continuation.resume(throwing: RunwayError.pinningFailed(host: pins.host))
+        } else if let failure = current.failure {
             continuation.resume(throwing: failure)
         } else if let challenged = current.challenged {
             continuation.resume(
@@ -113,11 +125,7 @@ extension SessionDelegate: URLSessionDataDelegate {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = removeExchange(task.taskIdentifier) else { return }
-        let refusedByPin = wasRefusedByPin(task.taskIdentifier)
-        exchange.complete(response: task.response, error: error) { error in
-            if refusedByPin { return .pinningFailed(host: task.originalRequest?.url?.host?.lowercased() ?? "") }
-            return URLSessionTransport.classify(error)
-        }
+        exchange.complete(response: task.response, error: error, classify: URLSessionTransport.classify)
     }
 }
 

@@ -15,23 +15,14 @@ public import FoundationNetworking
 /// and no cookie jar, and bounds each exchange, head and body, by the request's timeout.
 public final class URLSessionTransport: Transport {
     let session: URLSession
-    /// Hosts with public-key pins.
-    private let pinnedHosts: Set<String>
     let delegate: SessionDelegate
 
     /// Creates the transport with its own session made from `configuration` (default:
-    /// ephemeral, so nothing of it is written to disk), and public-key `pins` checked on every
-    /// TLS handshake.
+    /// ephemeral, so nothing of it is written to disk).
     ///
     /// Whatever `configuration` says, the session gets no `URLCache`, ignores locally cached
     /// data, keeps no cookies and stores no credentials.
-    ///
-    /// On Apple platforms the server's certificate chain is evaluated by the system first, then
-    /// the keys of its certificates are matched against the host's pins; a mismatch fails with
-    /// ``RunwayError/pinningFailed(host:)``. On Linux, URLSession offers no hook into the
-    /// handshake, so requests to a pinned host fail closed with ``RunwayError/tlsFailure(reason:)``
-    /// — use `AsyncHTTPClientTransport` there.
-    public init(configuration: URLSessionConfiguration = .ephemeral, pins: [PublicKeyPins] = []) {
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
         let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -42,10 +33,9 @@ public final class URLSessionTransport: Transport {
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCredentialStorage = nil
-        let delegate = SessionDelegate(pins: pins)
+        let delegate = SessionDelegate()
         self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        self.pinnedHosts = Set(pins.map(\.host))
     }
 
     deinit {
@@ -59,13 +49,23 @@ public final class URLSessionTransport: Transport {
     /// Cancelling ``TransportRequest/cancellation`` cancels the data task.
     public var honoursLoadCancellation: Bool { true }
 
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        #if !canImport(Security)
-        if let host = request.head.url?.host?.lowercased(), pinnedHosts.contains(host) {
-            throw RunwayError.tlsFailure(
-                reason: "public-key pinning needs AsyncHTTPClientTransport on this platform; \(host) is pinned")
-        }
+    /// On Apple platforms, both: the system evaluates the server's chain first, then the
+    /// session's delegate matches the keys of the validated chain against the pins. On Linux,
+    /// none: URLSession there offers no hook into the handshake (it raises no server-trust
+    /// challenge), so a service with pins is refused at registration — use
+    /// `AsyncHTTPClientTransport` there.
+    public var pinScopes: Set<PublicKeyPins.Scope> {
+        #if canImport(Security)
+        Set(PublicKeyPins.Scope.allCases)
+        #else
+        []
         #endif
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if let pins = request.pins, !pinScopes.contains(pins.scope) {
+            throw RunwayError.tlsFailure(reason: "this transport cannot check pins on \(pins.scope) (\(pins.host))")
+        }
         let urlRequest = try Self.urlRequest(for: request)
         let handle = DataTaskHandle()
         // A timer source, cancelled when the exchange ends, so nothing of the request is held

@@ -79,9 +79,9 @@ struct BenchCommand: AsyncParsableCommand {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let session = URLSession(configuration: .ephemeral)
         let nioEngine = Engine(transport: nio, logger: logger)
-        nioEngine.register(listingService(baseURL: server.baseURL))
+        try nioEngine.register(listingService(baseURL: server.baseURL))
         let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)
-        sessionEngine.register(listingService(baseURL: server.baseURL))
+        try sessionEngine.register(listingService(baseURL: server.baseURL))
         let nioManager = await APIManager(SecondHandListAPI(), engine: nioEngine)
         let params: Parameters = ["page": 1, "page_size": .int(pageSize)]
 

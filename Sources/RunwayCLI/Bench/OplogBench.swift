@@ -16,7 +16,7 @@ enum OplogBench {
         defer { child.stop() }
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio, logger: logger)
-        engine.register(Service(id: "oplog", baseURLs: [.release: child.baseURL]))
+        try engine.register(Service(id: "oplog", baseURLs: [.release: child.baseURL]))
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-oplog-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 import Logging
 import Runway
@@ -34,33 +37,64 @@ enum SoakBench {
         let server = try ChildServer.start()
         defer { server.stop() }
         print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process), 5 % faults; resident memory of this process:")
+        try await rawURLSession(server: server, loads: loads, concurrency: concurrency)
         let nio = AsyncHTTPClientTransport()
         for (name, transport) in [("URLSession", URLSessionTransport() as any Transport), ("AsyncHTTPClient", nio)] {
             let engine = Engine(transport: transport, logger: logger)
-            engine.register(listingService(baseURL: server.baseURL))
+            try engine.register(listingService(baseURL: server.baseURL))
             let params: Parameters = ["page": 1, "page_size": 16]
-            let counter = LoadCounter()
-            var line = "  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) start \(residentMegabytes()) MB"
-            let step = max(loads / 4, 1)
-            var done = 0
-            while done < loads {
-                let batch = min(step, loads - done)
-                try await BenchCommand.rate(count: batch, concurrency: concurrency) {
-                    let index = counter.next()
-                    if index % 20 == 19 {
-                        let fault = faults[(index / 20) % faults.count]
-                        // Drops are keyed per load, so each breaks its connection once.
-                        _ = await engine.perform(fault, params: fault.path == "/faults/drop" ? ["key": .string("soak-\(index)"), "failures": 1] : [:])
-                    } else {
-                        _ = try await engine.perform(SecondHandListAPI(), params: params).get()
-                    }
+            try await line(name, loads: loads, concurrency: concurrency) { index in
+                if index % 20 == 19 {
+                    let fault = faults[(index / 20) % faults.count]
+                    // Drops are keyed per load, so each breaks its connection once.
+                    _ = await engine.perform(fault, params: fault.path == "/faults/drop" ? ["key": .string("soak-\(index)"), "failures": 1] : [:])
+                } else {
+                    _ = try await engine.perform(SecondHandListAPI(), params: params).get()
                 }
-                done += batch
-                line += " → \(done / 1000)k: \(residentMegabytes()) MB"
             }
-            print(line)
         }
         try await nio.shutdown()
+    }
+
+    /// The same loads — the same paths, faults included — on a plain ephemeral `URLSession`
+    /// with no Runway above it, first in the run: the slope of its line is what the platform's
+    /// URLSession keeps per request, so the Runway line's slope beyond it is Runway's own.
+    static func rawURLSession(server: ChildServer, loads: Int, concurrency: Int) async throws {
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        try await line("URLSession (raw)", loads: loads, concurrency: concurrency) { index in
+            var path = "/listings/esf?client=runway-demo&page=1&page_size=16"
+            var timeout = 30.0
+            if index % 20 == 19 {
+                let fault = faults[(index / 20) % faults.count]
+                path = fault.path == "/faults/drop" ? "\(fault.path)?key=raw-\(index)&failures=1" : fault.path
+                timeout = fault.timeout == .milliseconds(200) ? 0.2 : 30
+            }
+            guard let url = URL(string: server.baseURL + path) else { return }
+            var request = URLRequest(url: url)
+            request.timeoutInterval = timeout
+            if let (data, _) = try? await session.data(for: request), index % 20 != 19 {
+                _ = try? JSONSerialization.jsonObject(with: data)
+            }
+        }
+    }
+
+    /// Runs `loads` numbered loads at `concurrency`, in four batches, and prints the line of
+    /// resident memory: at the start and after each batch.
+    static func line(
+        _ name: String, loads: Int, concurrency: Int, _ load: @escaping @Sendable (Int) async throws -> Void
+    ) async throws {
+        let counter = LoadCounter()
+        var line = "  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) start \(residentMegabytes()) MB"
+        let step = max(loads / 4, 1)
+        var done = 0
+        while done < loads {
+            let batch = min(step, loads - done)
+            try await BenchCommand.rate(count: batch, concurrency: concurrency) { try await load(counter.next()) }
+            done += batch
+            line += " → \(done / 1000)k: \(residentMegabytes()) MB"
+        }
+        print(line)
     }
 
     /// Numbers the loads of a run, across its concurrent workers.

@@ -40,8 +40,8 @@ final class DemoContext {
         container = Container(root: scratch.appendingPathComponent("device", isDirectory: true))
         cache = try ResponseCache(container: container)
         engine = Engine(transport: wire, cache: cache, logger: logger, metrics: EngineMetrics(factory: metrics))
-        engine.register(listingService(baseURL: baseURL, signer: signer))
-        engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
+        try engine.register(listingService(baseURL: baseURL, signer: signer))
+        try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
     }
 
     /// The server's port.
@@ -49,10 +49,10 @@ final class DemoContext {
 
     /// Another engine over the same counted transport: what a new launch, or a second part of
     /// the app, would have.
-    func makeEngine(cache: ResponseCache?, network: NetworkMonitor? = nil) -> Engine {
+    func makeEngine(cache: ResponseCache?, network: NetworkMonitor? = nil) throws -> Engine {
         let engine = Engine(
             transport: wire, cache: cache, logger: logger, network: network, metrics: EngineMetrics(factory: metrics))
-        engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
+        try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
         return engine
     }
 }

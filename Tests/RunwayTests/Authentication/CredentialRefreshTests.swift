@@ -58,9 +58,9 @@ final class AuthorizationRecordingSigner: RequestSigner, Sendable {
 struct CredentialRefreshTests {
     static func register(
         _ harness: Harness, _ authenticator: BearerAuthenticator, signer: (any RequestSigner)? = nil
-    ) -> Authentication {
+    ) throws -> Authentication {
         let authentication = Authentication(authenticator)
-        harness.engine.register(
+        try harness.engine.register(
             Service(
                 id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], signer: signer,
                 authentication: authentication))
@@ -79,7 +79,7 @@ struct CredentialRefreshTests {
           arguments: TransportKind.allCases)
     func oneRefreshForAll(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            _ = Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: "expired"))
+            _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: "expired"))
             let results = await Self.loadTogether(32, harness)
             let tokens = results.compactMap { try? $0.get().json?["data"]?["token"]?.stringValue }
             #expect(tokens.count == 32, "every load succeeds: \(results.filter { (try? $0.get()) == nil })")
@@ -93,7 +93,7 @@ struct CredentialRefreshTests {
     @Test("with no stored credential, the first loads wait for one refresh before anything is sent")
     func noStoredCredential() async throws {
         try await withHarness { harness in
-            _ = Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
+            _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
             let results = await Self.loadTogether(8, harness)
             #expect(results.allSatisfy { (try? $0.get()) != nil })
             #expect(harness.probe.count("/auth/token") == 1)
@@ -104,7 +104,7 @@ struct CredentialRefreshTests {
     @Test("a failed refresh fails every load that met the expiry with one unauthenticated error")
     func failedRefresh() async throws {
         try await withHarness { harness in
-            _ = Self.register(
+            _ = try Self.register(
                 harness, BearerAuthenticator(engine: harness.engine, stored: "expired", refreshToken: "revoked"))
             let results = await Self.loadTogether(16, harness)
             for result in results {
@@ -122,7 +122,7 @@ struct CredentialRefreshTests {
     @Test("a refreshed credential the server refuses too ends the load instead of refreshing forever")
     func refusedAfterRefresh() async throws {
         try await withHarness { harness in
-            _ = Self.register(
+            _ = try Self.register(
                 harness, BearerAuthenticator(engine: harness.engine, stored: "expired", madeUpToken: "never-issued"))
             let result = await harness.engine.perform(TestAPI(path: "/auth/me"))
             guard case .failure(.unauthenticated(let reason)) = result else {
@@ -137,7 +137,7 @@ struct CredentialRefreshTests {
     @Test("a refresh whose own request needs the credential fails at once instead of waiting for itself")
     func refreshNeedingItself() async throws {
         try await withHarness { harness in
-            _ = Self.register(
+            _ = try Self.register(
                 harness, BearerAuthenticator(engine: harness.engine, stored: nil, tokenRequestAuthenticates: true))
             let result = await harness.engine.perform(TestAPI(path: "/auth/me"))
             guard case .failure(.unauthenticated(let reason)) = result else {
@@ -153,7 +153,7 @@ struct CredentialRefreshTests {
     func signedAfterCredential(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
             let signer = AuthorizationRecordingSigner()
-            _ = Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: "expired"), signer: signer)
+            _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: "expired"), signer: signer)
             let response = try await harness.engine.perform(TestAPI(path: "/auth/me")).get()
             #expect(response.status == .ok)
             // The token request opts out of the credential, and is signed without one.
@@ -164,7 +164,7 @@ struct CredentialRefreshTests {
     @Test("reset forgets the credential in memory, so the next load reads the stored one again")
     func reset() async throws {
         try await withHarness { harness in
-            let authentication = Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
+            let authentication = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
             _ = try await harness.engine.perform(TestAPI(path: "/auth/me")).get()
             authentication.reset()
             _ = try await harness.engine.perform(TestAPI(path: "/auth/me")).get()
@@ -178,7 +178,7 @@ struct CredentialRefreshTests {
     func notCached() async throws {
         let cache = try ResponseCache()
         try await withHarness(cache: cache) { harness in
-            _ = Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
+            _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
             let api = TestAPI(path: "/auth/me", cachePolicy: .memory(lifetime: .seconds(600)))
             _ = try await harness.engine.perform(api).get()
             let second = try await harness.engine.perform(api).get()
@@ -190,7 +190,7 @@ struct CredentialRefreshTests {
     @Test("a redirect to another origin does not carry the credential")
     func crossOriginHopIsBare() async throws {
         try await withHarness { harness in
-            _ = Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
+            _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
             let other = harness.server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
             let api = TestAPI(path: "/faults/redirect", redirectPolicy: .crossOriginWithoutCredentials)
             let response = try await harness.engine.perform(api, params: ["to": .string("\(other)/echo/landed")]).get()

@@ -8,8 +8,8 @@ import Testing
 @Suite("Cache privacy and freshness")
 @MainActor
 struct CachePrivacyTests {
-    func register(_ harness: Harness, headers: HTTPFields) {
-        harness.engine.register(
+    func register(_ harness: Harness, headers: HTTPFields) throws {
+        try harness.engine.register(
             Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], commonHeaders: headers))
     }
 
@@ -24,11 +24,11 @@ struct CachePrivacyTests {
         try await withHarness(cache: try ResponseCache()) { harness in
             var headers = HTTPFields()
             headers[HTTPField.Name(field)!] = "user-a"
-            register(harness, headers: headers)
+            try register(harness, headers: headers)
             _ = try await harness.engine.perform(cachedAPI(), params: [:]).get()
             // The next user on the device: their own answer, from the server.
             headers[HTTPField.Name(field)!] = "user-b"
-            register(harness, headers: headers)
+            try register(harness, headers: headers)
             let second = try await harness.engine.perform(cachedAPI(), params: [:]).get()
             #expect(second.origin == .network)
             #expect(second.json?["headers"]?[field]?.stringValue == "user-b")
@@ -41,7 +41,7 @@ struct CachePrivacyTests {
         try await withHarness(cache: try ResponseCache()) { harness in
             var headers = HTTPFields()
             headers[.authorization] = "Bearer a"
-            register(harness, headers: headers)
+            try register(harness, headers: headers)
             var api = cachedAPI()
             api.cacheSensitiveComponent = "user-a"
             _ = try await harness.engine.perform(api, params: [:]).get()
@@ -59,7 +59,7 @@ struct CachePrivacyTests {
         try await withHarness(cache: try ResponseCache()) { harness in
             var headers = HTTPFields()
             headers[.acceptLanguage] = "en"
-            register(harness, headers: headers)
+            try register(harness, headers: headers)
             var api = cachedAPI()
             api.cacheVaryingHeaderFields = [HTTPField.Name("X-Currency")!]
             api.headers[HTTPField.Name("X-Currency")!] = "CNY"
@@ -67,7 +67,7 @@ struct CachePrivacyTests {
             #expect(try await harness.engine.perform(api, params: [:]).get().origin != .network)
 
             headers[.acceptLanguage] = "zh-Hans"
-            register(harness, headers: headers)
+            try register(harness, headers: headers)
             let chinese = try await harness.engine.perform(api, params: [:]).get()
             #expect(chinese.origin == .network)
             #expect(chinese.json?["headers"]?["accept-language"] == "zh-Hans")

@@ -225,7 +225,7 @@ struct ResponseCacheTests {
         let cache = try makeCache()
         let server = try await DemoServer.start()
         let engine = Engine(transport: URLSessionTransport(), cache: cache)
-        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+        try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
         let offlineFriendly = APIManager(cachedAPI(.memoryAndDisk(staleIfOffline: true)), engine: engine)
         var strictAPI = cachedAPI(path: "/echo/strict")
         strictAPI.name = "Strict"
@@ -245,7 +245,7 @@ struct ResponseCacheTests {
         let server = try await DemoServer.start()
         let monitor = NetworkMonitor(path: .wired)
         let engine = Engine(transport: URLSessionTransport(), cache: cache, network: monitor)
-        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+        try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
         let offlineFriendly = APIManager(cachedAPI(.memoryAndDisk(staleIfOffline: true)), engine: engine)
         try await offlineFriendly.load()
         advance(90_000)  // expired

@@ -26,9 +26,9 @@ struct HouseSearchAPI: PagedAPI {
 // end-snippet
 
 enum ArticleSnippets {
-    static func registerListings(engine: Engine, developURL: String, secret: SymmetricKey) {
+    static func registerListings(engine: Engine, developURL: String, secret: SymmetricKey) throws {
         // snippet: DeclaringAPIs-service
-        engine.register(
+        try engine.register(
             Service(
                 id: .listings,
                 environment: .develop,
@@ -68,19 +68,20 @@ enum ArticleSnippets {
         return (engine, cache, pressure)
     }
 
-    static func signingParts(secret: SymmetricKey) -> (HMACSigner, URLSessionTransport, SignatureVerifier<BasicRequestContext>) {
+    static func signingParts(secret: SymmetricKey) -> (HMACSigner, Service, SignatureVerifier<BasicRequestContext>) {
         // snippet: Signing-client
         let signer = HMACSigner(keyID: "app-2026", secret: secret)
         let pins = PublicKeyPins(
             host: "listings.example.com",
             primary: "Z9p8FJv4+QvZG2LGj6ZhpeD7QF0pp3C5yj+Tl1xWJUg=",
             backups: ["q2A0pl3cRy8ce6ni2LSOD2GIj0N+nRRBF6KcgfOIPxo="])
-        let transport = URLSessionTransport(pins: [pins])
+        let listings = Service(
+            id: .listings, baseURLs: [.release: "https://listings.example.com"], signer: signer, pins: [pins])
         // end-snippet
         // snippet: Signing-server
         let verifier = SignatureVerifier<BasicRequestContext>(keys: ["app-2026": [secret]])
         // end-snippet
-        return (signer, transport, verifier)
+        return (signer, listings, verifier)
     }
 
     static func recentSearches(root: URL) throws -> ([String], StorageReport) {
@@ -115,7 +116,7 @@ enum ArticleSnippets {
 
     static func operationLog(engine: Engine, collectorURL: String, root: URL) async throws -> OperationLog {
         // snippet: OperationLogs-record
-        engine.register(Service(id: "oplog", baseURLs: [.release: collectorURL]))
+        try engine.register(Service(id: "oplog", baseURLs: [.release: collectorURL]))
         let log = try OperationLog(engine: engine, service: "oplog", container: Container(root: root))
         try log.record("listing.tap", payload: ["position": 3])
         // The app goes to the background: send what is waiting, in one burst.
@@ -124,10 +125,10 @@ enum ArticleSnippets {
         return log
     }
 
-    static func edgeService(engine: Engine, port: Int) -> EndpointSelector {
+    static func edgeService(engine: Engine, port: Int) throws -> EndpointSelector {
         // snippet: Endpoints-selector
         let selector = EndpointSelector(host: "api.runway.test", port: port, candidates: ["127.0.0.1", "::1"], scheme: "http")
-        engine.register(
+        try engine.register(
             Service(
                 id: "edge", baseURLs: [.release: "http://api.runway.test:\(port)"], allowsInsecureHTTP: true,
                 endpoints: selector))

@@ -54,7 +54,7 @@ struct DocumentationTests {
             let (tags, titles) = try await ArticleSnippets.tagsAndTitles(engine: harness.engine)
             #expect(tags.count == 10 && titles.count == 10, "the API's page size of 10")
             let secret = SymmetricKey(size: .bits256)
-            ArticleSnippets.registerListings(engine: harness.engine, developURL: harness.server.baseURL, secret: secret)
+            try ArticleSnippets.registerListings(engine: harness.engine, developURL: harness.server.baseURL, secret: secret)
             let signed = try await harness.engine.perform(HouseSearchAPI(), params: ["city": "sh"]).get()
             #expect(signed.request.headerFields[HTTPField.Name("X-Runway-Key-Id")!] == "app-2026")
             #expect(signed.request.url?.query?.contains("client=ios") == true)
@@ -69,7 +69,7 @@ struct DocumentationTests {
         let (engine, cache, pressure) = try ArticleSnippets.makeCachingEngine(root: root.url)
         defer { pressure.stop() }
         let server = try await DemoServer.start()
-        engine.register(listingService(baseURL: server.baseURL))
+        try engine.register(listingService(baseURL: server.baseURL))
         let origins = try await withCleanup({ await server.stop() }) {
             let first = try await engine.perform(CityGuideAPI(), params: ["ts": 1]).get()
             let second = try await engine.perform(CityGuideAPI(), params: ["ts": 2]).get()
@@ -88,10 +88,11 @@ struct DocumentationTests {
     @Test("Signing and TLS: the signer's requests pass the verifier of the snippet")
     func signing() async throws {
         let secret = SymmetricKey(size: .bits256)
-        let (signer, _, verifier) = ArticleSnippets.signingParts(secret: secret)
+        let (signer, listings, verifier) = ArticleSnippets.signingParts(secret: secret)
+        #expect(listings.pins.first?.scope == .leaf)
         let server = try await DemoServer.start(signatureVerifier: verifier)
         let engine = Engine(transport: URLSessionTransport())
-        engine.register(Service(id: "signed", baseURLs: [.release: server.baseURL], signer: signer))
+        try engine.register(Service(id: "signed", baseURLs: [.release: server.baseURL], signer: signer))
         var api = TestAPI(path: "/signed/echo/check")
         api.service = "signed"
         let result = await engine.perform(api)
@@ -134,7 +135,7 @@ struct DocumentationTests {
     @Test("Endpoints: the selector of the snippet picks the address that answers; the engine follows the snippet's monitor")
     func endpoints() async throws {
         try await withHarness { harness in
-            let selector = ArticleSnippets.edgeService(engine: harness.engine, port: harness.server.port)
+            let selector = try ArticleSnippets.edgeService(engine: harness.engine, port: harness.server.port)
             await selector.waitForRound(after: 0)
             #expect(selector.address == "127.0.0.1")
             var api = TestAPI(path: "/health")
@@ -144,7 +145,7 @@ struct DocumentationTests {
         }
         // The engine of the snippet follows its monitor: with the path gone, a load fails at once.
         let (engine, network) = ArticleSnippets.offlineEngine(transport: URLSessionTransport())
-        engine.register(Service(id: "edge", baseURLs: [.release: "http://127.0.0.1:9"]))
+        try engine.register(Service(id: "edge", baseURLs: [.release: "http://127.0.0.1:9"]))
         network.update(.unreachable)
         var api = TestAPI(path: "/health")
         api.service = "edge"

@@ -81,7 +81,7 @@ struct NetworkMonitorTests {
         let transport = AsyncHTTPClientTransport()
         let monitor = NetworkMonitor(path: .unreachable)
         let engine = Engine(transport: transport, network: monitor)
-        engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
+        try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -102,7 +102,7 @@ struct NetworkMonitorTests {
         try await withCollector { fixture in
             let monitor = NetworkMonitor(path: .unreachable)
             let engine = Engine(transport: fixture.transport, network: monitor)
-            engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
+            try engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
             let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
             let log = try OperationLog(
                 engine: engine, service: "oplog", container: fixture.container, configuration: CollectorFixture.configuration,
@@ -123,7 +123,7 @@ struct NetworkMonitorTests {
             let cellular = NetworkPath(isReachable: true, interfaces: [.cellular], isExpensive: true)
             let monitor = NetworkMonitor(path: cellular)
             let engine = Engine(transport: fixture.transport, network: monitor)
-            engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
+            try engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
             var configuration = CollectorFixture.configuration
             configuration.deferOnExpensivePath = .seconds(3600)
             let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
@@ -163,7 +163,7 @@ struct NetworkMonitorTests {
             try? await transport.shutdown()
             await server.stop()
         }) {
-            engine.register(
+            try engine.register(
                 Service(id: .test, baseURLs: [.release: "http://api.runway.test:\(server.port)"], endpoints: selector))
             await selector.waitForRound(after: 0)
             #expect(selector.address == "127.0.0.1")

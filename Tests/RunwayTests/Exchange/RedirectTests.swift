@@ -91,7 +91,7 @@ struct RedirectTests {
                 var common = HTTPFields()
                 common[HTTPField.Name("X-Api-Key")!] = "service-key"
                 common[.cookie] = "session=abc"
-                harness.engine.register(
+                try harness.engine.register(
                     Service(
                         id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], commonHeaders: common,
                         signer: HMACSigner(keyID: "k", secret: SymmetricKey(size: .bits256))))
@@ -145,7 +145,7 @@ struct RedirectTests {
         let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["k": [secret]]))
         let transport = AsyncHTTPClientTransport()
         let engine = Engine(transport: transport)
-        engine.register(
+        try engine.register(
             Service(
                 id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
                 signer: HMACSigner(keyID: "k", secret: secret)))
@@ -170,7 +170,7 @@ struct RedirectTests {
         tls.trustRoots = .certificates([try authority.rootCertificate()])
         let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
         let engine = Engine(transport: transport)
-        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: secure.baseURL]))
+        try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: secure.baseURL]))
         try await withCleanup({
             try? await transport.shutdown()
             await secure.stop()
@@ -186,7 +186,7 @@ struct RedirectTests {
         }
     }
 
-    @Test("a hop onto a pinned host is checked against that host's pins")
+    @Test("a hop onto a host another service pins is checked against that host's pins")
     func pinsPerHop() async throws {
         let authority = try TestCertificateAuthority()
         let first = try await DemoServer.start(tls: try authority.serverIdentity())
@@ -194,10 +194,13 @@ struct RedirectTests {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
         let wrongPin = PublicKeyPins.pin(ofSPKI: Array("not the server's key".utf8))
-        let transport = AsyncHTTPClientTransport(
-            configuration: .init(tlsConfiguration: tls, pins: [PublicKeyPins(host: "localhost", primary: wrongPin, backups: [])]))
+        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
         let engine = Engine(transport: transport)
-        engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: first.baseURL]))
+        try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: first.baseURL]))
+        try engine.register(
+            Service(
+                id: "pinned", baseURLs: [.release: "https://localhost:\(pinned.port)"],
+                pins: [PublicKeyPins(host: "localhost", primary: wrongPin, backups: [])]))
         try await withCleanup({
             try? await transport.shutdown()
             await first.stop()

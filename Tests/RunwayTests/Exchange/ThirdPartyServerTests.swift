@@ -17,7 +17,7 @@ struct ThirdPartyServerTests {
         try await withHTTPBin { bin in
             let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
             let engine = Engine(transport: nio ?? URLSessionTransport())
-            engine.register(
+            try engine.register(
                 Service(
                     id: .test, environment: .develop, baseURLs: [.develop: bin.baseURL], authentication: authentication,
                     cookies: cookies))

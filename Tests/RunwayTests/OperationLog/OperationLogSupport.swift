@@ -53,7 +53,7 @@ func withCollector<T>(
     let transport = AsyncHTTPClientTransport()
     let capture = LogCapture()
     let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in capture })
-    engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL], signer: signer))
+    try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL], signer: signer))
     let fixture = CollectorFixture(
         server: server, store: store, engine: engine, transport: transport,
         container: Container(root: folder.appendingPathComponent("device")), folder: folder, log: capture)

@@ -63,7 +63,7 @@ struct OperationLogTests {
             let gone = try await DemoServer.start()
             let goneURL = gone.baseURL
             await gone.stop()
-            fixture.engine.register(Service(id: "oplog", baseURLs: [.release: goneURL]))
+            try fixture.engine.register(Service(id: "oplog", baseURLs: [.release: goneURL]))
             let (log, _) = try fixture.openLog()
             var recorded: Set<String> = []
             for index in 0..<40 { recorded.insert(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
@@ -71,7 +71,7 @@ struct OperationLogTests {
             let offline = try await log.status()
             #expect(offline.pending + offline.inFlight == 40 && offline.uploaded == 0)
 
-            fixture.engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
+            try fixture.engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
             var delivered = false
             for _ in 0..<50 where !delivered {
                 delivered = (try? await log.flush()) != nil
@@ -128,7 +128,7 @@ struct OperationLogTests {
             #expect(try await fixture.store.summary().events == 1)
             await log.close()
 
-            fixture.engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
+            try fixture.engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
             let (unsigned, reports) = try fixture.openLog()
             try unsigned.record("tap")
             await #expect(throws: OperationLogError.self) { try await unsigned.flush() }

@@ -53,7 +53,7 @@ struct PostgresCollectorTests {
                 try? FileManager.default.removeItem(at: folder)
             }) {
                 let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in SwiftLogNoOpLogHandler() })
-                engine.register(Service(id: "oplog", baseURLs: [.release: serverA.baseURL]))
+                try engine.register(Service(id: "oplog", baseURLs: [.release: serverA.baseURL]))
                 let log = try OperationLog(engine: engine, service: "oplog", container: Container(root: folder))
                 var recorded: Set<String> = []
                 for index in 0..<95 { recorded.insert(try log.record("tap", payload: ["n": .int(index)])) }
@@ -62,7 +62,7 @@ struct PostgresCollectorTests {
                 let batch = try await PostgresOperationLogStore(database: second).store(
                     recorded.map { Self.event($0) })
                 #expect(batch == StoredBatch(new: 0, duplicates: 95))
-                engine.register(Service(id: "oplog", baseURLs: [.release: serverB.baseURL]))
+                try engine.register(Service(id: "oplog", baseURLs: [.release: serverB.baseURL]))
                 for index in 0..<5 { recorded.insert(try log.record("tap", payload: ["n": .int(95 + index)])) }
                 try await log.flush()
                 await log.close()

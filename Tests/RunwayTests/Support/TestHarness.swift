@@ -56,12 +56,12 @@ struct Harness {
     var probe: ServerProbe { server.probe }
 
     /// Registers the plain test service (status-only convention) and the listing service.
-    func registerServices(signer: (any RequestSigner)? = nil, interceptors: [any Interceptor] = []) {
-        engine.register(
+    func registerServices(signer: (any RequestSigner)? = nil, interceptors: [any Interceptor] = []) throws {
+        try engine.register(
             Service(
                 id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer,
                 interceptors: interceptors))
-        engine.register(listingService(baseURL: server.baseURL))
+        try engine.register(listingService(baseURL: server.baseURL))
     }
 }
 
@@ -87,7 +87,7 @@ func withHarness<T>(
             Engine(transport: chosen, cache: cache, logger: logger)
         }
     let harness = Harness(server: server, engine: engine, log: log)
-    harness.registerServices()
+    try harness.registerServices()
     return try await withCleanup({
         try? await nio?.shutdown()
         await server.stop()

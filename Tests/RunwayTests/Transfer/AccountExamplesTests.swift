@@ -20,7 +20,7 @@ struct AccountExamplesTests {
 
             // From the README:
             let authentication = Authentication(TokenAuthenticator(engine: engine, refreshToken: "r-1", stored: "expired"))
-            engine.register(accountService(baseURL: baseURL, authentication: authentication))
+            try engine.register(accountService(baseURL: baseURL, authentication: authentication))
             let me = try await engine.perform(ProfileAPI()).get()       // 401 → one refresh → sent again
 
             var form = MultipartForm()

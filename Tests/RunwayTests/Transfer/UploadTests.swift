@@ -96,7 +96,7 @@ struct UploadTests {
         let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["app": [secret]]))
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio)
-        engine.register(
+        try engine.register(
             Service(
                 id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
                 signer: HMACSigner(keyID: "app", secret: secret)))

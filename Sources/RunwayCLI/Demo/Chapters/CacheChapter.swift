@@ -15,7 +15,7 @@ extension DemoChapter {
         await context.cache.waitForDiskWork()
         // A new launch: a new cache over the same container, a new engine.
         let relaunchedCache = try ResponseCache(container: context.container)
-        let relaunched = context.makeEngine(cache: relaunchedCache)
+        let relaunched = try context.makeEngine(cache: relaunchedCache)
         let third = try await relaunched.perform(api, params: ["key": key]).get()
         log.say("load 1 → \(Self.origin(first)); load 2 → \(Self.origin(second)); after a relaunch (new engine, same container) → \(Self.origin(third))")
 

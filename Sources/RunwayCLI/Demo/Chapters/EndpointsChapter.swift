@@ -18,13 +18,15 @@ extension DemoChapter {
         }
         log.figure("answered", .int(measurements.filter { $0.time != nil }.count))
         guard context.wire.supportsConnectAddress else {
-            context.engine.register(Service(id: "edge", baseURLs: [.release: context.baseURL], endpoints: selector))
-            let response = try await context.engine.perform(HealthAPI()).get()
-            log.say("this transport (URLSession) cannot choose an address: requests keep DNS "
-                + "(GET \(context.baseURL)/health answered \(response.status.code))")
+            do {
+                try context.engine.register(Service(id: "edge", baseURLs: [.release: context.baseURL], endpoints: selector))
+                try log.require(false, "a transport that cannot choose an address must refuse the selector")
+            } catch let error as RunwayError {
+                log.say("this transport (URLSession) cannot choose an address, so registering refuses the selector: \(error.localizedMessage())")
+            }
             return
         }
-        context.engine.register(
+        try context.engine.register(
             Service(id: "edge", baseURLs: [.release: "http://api.runway.test:\(context.port)"], allowsInsecureHTTP: true, endpoints: selector))
         let response = try await context.engine.perform(HealthAPI()).get()
         let servedBy = response.json?["address"]?.stringValue ?? "?"

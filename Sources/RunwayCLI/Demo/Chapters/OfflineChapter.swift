@@ -9,7 +9,7 @@ extension DemoChapter {
         let clock = NIOLockedValueBox(Date())
         let cache = try ResponseCache(now: { clock.withLockedValue { $0 } })
         let network = NetworkMonitor(path: .wired)
-        let engine = context.makeEngine(cache: cache, network: network)
+        let engine = try context.makeEngine(cache: cache, network: network)
         var api = DemoAPI("NearbyAPI", path: "/faults/cacheable")
         api.cachePolicy = .memory(lifetime: .seconds(60), staleIfOffline: true)
         let key = JSON.string("offline-\(UUID().uuidString.prefix(8))")

@@ -6,7 +6,7 @@ extension DemoChapter {
     /// 95 taps: three uploads of 30 now, the 5 left at the next launch; signed, gzip, stored
     /// once (seed 003: 打包上傳; seed 001: bursty, not chatty).
     static let operationLogs = DemoChapter("oplog", "Operation logs in batches of 30 (seed 003: 打包上傳)") { context, log in
-        context.engine.register(Service(id: "oplog", baseURLs: [.release: context.baseURL], signer: context.signer))
+        try context.engine.register(Service(id: "oplog", baseURLs: [.release: context.baseURL], signer: context.signer))
         let storedBefore = try await Self.collectedEvents(context.engine)
         var configuration = OperationLog.Configuration()
         configuration.maximumAge = .seconds(3600)

@@ -6,7 +6,7 @@ extension DemoChapter {
     static let services = DemoChapter("services", "Services and environments (seed 003: 多服務、多環境)") { context, log in
         let develop = context.baseURL + "/echo/develop"
         let release = context.baseURL + "/echo/release"
-        context.engine.register(
+        try context.engine.register(
             Service(
                 id: "environments", environment: .develop, baseURLs: [.develop: develop, .release: release],
                 commonParams: ["client": "runway-demo"], signer: context.signer))
