@@ -31,6 +31,11 @@ public final class Authentication: Sendable {
     /// Forgets the credential held in memory, and the cookies of every service registered with
     /// this authentication: the next load asks ``Authenticator/credential()`` again. Call it
     /// after a login or logout.
+    ///
+    /// A refresh already running belongs to the sign-in before: what it returns is never stored
+    /// or handed out. Loads that were waiting for it fail with
+    /// ``RunwayError/unauthenticated(reason:)`` (they were the previous user's); loads that
+    /// joined it after the reset read ``Authenticator/credential()`` instead.
     public func reset() {
         box.reset()
         for jar in jars.withLock({ Array($0.values) }) { jar.removeAll() }
@@ -72,14 +77,25 @@ private protocol AuthenticationBox: Sendable {
 private final class CredentialBox<A: Authenticator>: AuthenticationBox {
     typealias Waiter = OneShot<Result<CredentialLease, RunwayError>>
 
+    /// A load waiting for a load or refresh, and the sign-in (``State/epoch``) it waits in.
+    struct Waiting {
+        let waiter: Waiter
+        let epoch: Int
+    }
+
     private struct State {
         /// Whether ``credential`` holds what the authenticator gave (it may still be `nil`
         /// before the first load).
         var isLoaded = false
         var credential: A.Credential?
         var generation = 0
+        /// Counts ``reset()`` calls: a load or refresh started in an earlier epoch belongs to a
+        /// sign-in that is over.
+        var epoch = 0
+        /// The epoch the running load or refresh belongs to.
+        var workEpoch = 0
         /// The loads waiting while a load or refresh of the credential runs; `nil` when none runs.
-        var waiting: [Waiter]?
+        var waiting: [Waiting]?
         /// Why the refresh that ended ``generation`` failed, for loads that met the expiry
         /// before it ended: they share its outcome instead of starting another refresh.
         var failure: RunwayError?
@@ -105,6 +121,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
             state.credential = nil
             state.failure = nil
             state.generation += 1
+            state.epoch += 1
         }
     }
 
@@ -129,7 +146,8 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 }
                 if let failure = state.failure { return .ready(.failure(failure)) }
             }
-            return .start(.refresh(state.credential))
+            // After a reset nothing is loaded: read the stored credential, never refresh `nil`.
+            return .start(state.isLoaded ? .refresh(state.credential) : .load)
         }
     }
 
@@ -143,9 +161,9 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
     private func acquire(_ decide: (State) -> Decision) async throws(RunwayError) -> CredentialLease {
         try refuseInsideOwnRefresh()
         let waiter = Waiter()
-        let start = state.withLock { state -> Work? in
+        let start = state.withLock { state -> (Work, epoch: Int)? in
             if state.waiting != nil {
-                state.waiting?.append(waiter)
+                state.waiting?.append(Waiting(waiter: waiter, epoch: state.epoch))
                 return nil
             }
             switch decide(state) {
@@ -153,11 +171,12 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 waiter.resolve(result)
                 return nil
             case .start(let work):
-                state.waiting = [waiter]
-                return work
+                state.waiting = [Waiting(waiter: waiter, epoch: state.epoch)]
+                state.workEpoch = state.epoch
+                return (work, state.epoch)
             }
         }
-        if let start { run(start) }
+        if let start { run(start.0, epoch: start.epoch) }
         return try await wait(for: waiter)
     }
 
@@ -172,16 +191,26 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
 
     /// Loads or refreshes in a task of its own, so that a load cancelled while it waits does not
     /// cancel the refresh the others wait for.
-    private func run(_ work: Work) {
+    private func run(_ work: Work, epoch: Int) {
         let authenticator = self.authenticator
         let identity = ObjectIdentifier(self)
         Task {
-            await RefreshScope.$current.withValue(identity) { await self.perform(work, authenticator: authenticator) }
+            await RefreshScope.$current.withValue(identity) {
+                await self.perform(work, epoch: epoch, authenticator: authenticator)
+            }
         }
     }
 
-    /// Reads or refreshes the credential, then hands the outcome to every load waiting for it.
-    private func perform(_ work: Work, authenticator: A) async {
+    /// What ends a load or refresh: its outcome for the loads that waited, or, when a reset came
+    /// meanwhile, a fresh read for the loads of the new sign-in.
+    private enum Ending {
+        case resolve([Waiting], Result<CredentialLease, RunwayError>)
+        case superseded(previous: [Waiting], restart: Int?)
+    }
+
+    /// Reads or refreshes the credential, then hands the outcome to every load waiting for it —
+    /// unless ``reset()`` was called meanwhile, in which case the outcome is dropped.
+    private func perform(_ work: Work, epoch: Int, authenticator: A) async {
         let outcome: Result<A.Credential, RunwayError>
         do {
             switch work {
@@ -200,8 +229,21 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         } catch {
             outcome = .failure(.unauthenticated(reason: "refreshing the credential failed: \(error)"))
         }
-        let (waiting, result) = state.withLock { state -> ([Waiter], Result<CredentialLease, RunwayError>) in
+        let ending = state.withLock { state -> Ending in
             let waiting = state.waiting ?? []
+            guard epoch == state.epoch else {
+                // Signed out or in again while this ran: its credential is the previous user's.
+                // Their loads end; loads that came after the reset read the stored credential.
+                let previous = waiting.filter { $0.epoch != state.epoch }
+                let current = waiting.filter { $0.epoch == state.epoch }
+                guard !current.isEmpty else {
+                    state.waiting = nil
+                    return .superseded(previous: previous, restart: nil)
+                }
+                state.waiting = current
+                state.workEpoch = state.epoch
+                return .superseded(previous: previous, restart: state.epoch)
+            }
             state.waiting = nil
             switch outcome {
             case .success(let credential):
@@ -209,7 +251,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 state.credential = credential
                 state.failure = nil
                 state.generation += 1
-                return (waiting, .success(lease(credential, generation: state.generation)))
+                return .resolve(waiting, .success(lease(credential, generation: state.generation)))
             case .failure(let error):
                 // Loads that met the expiry meanwhile share this failure; the next new load
                 // starts again from the stored credential.
@@ -217,10 +259,17 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 state.credential = nil
                 state.failure = error
                 state.generation += 1
-                return (waiting, .failure(error))
+                return .resolve(waiting, .failure(error))
             }
         }
-        for waiter in waiting { waiter.resolve(result) }
+        switch ending {
+        case .resolve(let waiting, let result):
+            for waiting in waiting { waiting.waiter.resolve(result) }
+        case .superseded(let previous, let restart):
+            let reset = RunwayError.unauthenticated(reason: "the credential was reset (a sign-out or a new sign-in) while this load waited for it")
+            for waiting in previous { waiting.waiter.resolve(.failure(reset)) }
+            if let restart { run(.load, epoch: restart) }
+        }
     }
 
     private func lease(_ credential: A.Credential, generation: Int) -> CredentialLease {
