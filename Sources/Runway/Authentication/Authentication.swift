@@ -92,8 +92,6 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         /// Counts ``reset()`` calls: a load or refresh started in an earlier epoch belongs to a
         /// sign-in that is over.
         var epoch = 0
-        /// The epoch the running load or refresh belongs to.
-        var workEpoch = 0
         /// The loads waiting while a load or refresh of the credential runs; `nil` when none runs.
         var waiting: [Waiting]?
         /// Why the refresh that ended ``generation`` failed, for loads that met the expiry
@@ -172,7 +170,6 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 return nil
             case .start(let work):
                 state.waiting = [Waiting(waiter: waiter, epoch: state.epoch)]
-                state.workEpoch = state.epoch
                 return (work, state.epoch)
             }
         }
@@ -241,7 +238,6 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                     return .superseded(previous: previous, restart: nil)
                 }
                 state.waiting = current
-                state.workEpoch = state.epoch
                 return .superseded(previous: previous, restart: state.epoch)
             }
             state.waiting = nil
