@@ -44,7 +44,7 @@ public final class AsyncHTTPClientTransport: Transport {
         /// The longest a request waits for a connection — queued behind others for a pooled one,
         /// and connecting — before AsyncHTTPClient gives up. A request's own timeout ends the
         /// wait sooner, so by default (60 seconds, above any API's usual timeout) the API's
-        /// timeout is what a caller meets; a wait that ends here is ``RunwayError/timeout`` too.
+        /// timeout is what a caller meets; a wait that ends here is `RunwayError.timeout` too.
         /// (AsyncHTTPClient bounds the queue by its connect timeout: at 10 seconds, loads queued
         /// behind others on a busy machine failed long before their own deadline.)
         public var connectTimeout: TimeAmount
