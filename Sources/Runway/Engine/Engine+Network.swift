@@ -200,15 +200,13 @@ extension Engine {
         return next
     }
 
-    /// The next hop to another origin: only what the API itself says, with no credentials —
-    /// no signature, no common header fields, no `Authorization`, `Cookie` or
-    /// `Proxy-Authorization`.
+    /// The next hop to another origin: only the header fields that describe the representation
+    /// asked for (``crossOriginFields``), from the API or the request as built — no signature,
+    /// no common header fields, no credential under any name.
     static func bareHop(_ hop: RedirectStep.Hop, from previous: PreparedRequest, api: some API) -> PreparedRequest {
         var fields = HTTPFields()
-        for field in api.headers where !credentialFields.contains(field.name) { fields.append(field) }
-        // What describes the representation asked for, not who asks: a download's range too.
-        for name in [HTTPField.Name.accept, .userAgent, .acceptEncoding, .range, .ifRange] where fields[name] == nil {
-            if let value = previous.head.headerFields[name] { fields[name] = value }
+        for name in crossOriginFields {
+            if let value = api.headers[name] ?? previous.head.headerFields[name] { fields[name] = value }
         }
         if hop.keepsBody, let contentType = previous.head.headerFields[.contentType] {
             fields[.contentType] = contentType
@@ -218,8 +216,9 @@ extension Engine {
         return PreparedRequest(head: head, body: hop.keepsBody ? previous.body : nil)
     }
 
-    /// Header fields that carry who is asking; never sent across origins.
-    static let credentialFields: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]
+    /// What a hop to another origin may carry: what is asked for, never who asks. An allowlist,
+    /// so that a credential in a field of any name (an `X-Api-Key`) stays with its origin.
+    static let crossOriginFields: [HTTPField.Name] = [.accept, .acceptLanguage, .acceptEncoding, .userAgent, .range, .ifRange]
 
     /// The address an endpoint selector chose for a request to `head`'s host (a service with a
     /// selector is registered only on a transport that can connect to it).

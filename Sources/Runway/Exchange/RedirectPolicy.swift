@@ -23,8 +23,11 @@ public struct RedirectPolicy: Sendable, Hashable {
     public enum CrossOrigin: Sendable, Hashable {
         /// The load fails with ``RunwayError/redirectRefused(location:reason:)``.
         case refuse
-        /// The hop is sent without credentials: no signer, no common header fields, none of the
-        /// API's `Authorization`, `Cookie` or `Proxy-Authorization` fields.
+        /// The hop is sent without credentials: no signer, no cookies, and of all the header
+        /// fields only those that describe the representation asked for — `Accept`,
+        /// `Accept-Language`, `Accept-Encoding`, `User-Agent`, `Range`, `If-Range`, and
+        /// `Content-Type` with a body the hop keeps. An allowlist, not a denylist: an API key in
+        /// a field of any other name never reaches another origin.
         case followWithoutCredentials
     }
 
