@@ -36,7 +36,11 @@ struct RetryTests {
             #expect(response.attempts == 3)
             #expect(response.request.headerFields[.init("X-Attempt")!] == "3")
             #expect(signer.attempts.value == [1, 2, 3])
-            #expect(recorder.waits.value == [.milliseconds(500), .seconds(1)])
+            // Doubling from 500 ms, each wait somewhere in the upper half of its backoff.
+            let waits = recorder.waits.value
+            #expect(waits.count == 2)
+            #expect(waits.first.map { $0 >= .milliseconds(250) && $0 <= .milliseconds(500) } == true, "\(waits)")
+            #expect(waits.last.map { $0 >= .milliseconds(500) && $0 <= .seconds(1) } == true, "\(waits)")
         }
     }
 
@@ -110,9 +114,22 @@ struct RetryTests {
         }
     }
 
+    @Test("waits are spread over the upper half of the backoff, so clients failed together do not return together; Retry-After is never cut short")
+    func jitteredBackoff() {
+        let policy = RetryPolicy(maximumRetries: 10, baseDelay: .seconds(1), maximumDelay: .seconds(30))
+        var generator = SplitMix64(seed: 2026)
+        let waits = (0..<1000).map { _ in policy.delay(afterAttempt: 3, retryAfter: nil, using: &generator) }
+        #expect(waits.allSatisfy { $0 >= .seconds(2) && $0 <= .seconds(4) }, "between half the 4 s backoff and all of it")
+        #expect(Set(waits).count > 900, "1,000 clients pick their own moments")
+        #expect(waits.contains { $0 < .milliseconds(2200) } && waits.contains { $0 > .milliseconds(3800) })
+        let told = (0..<1000).map { _ in policy.delay(afterAttempt: 3, retryAfter: .seconds(3), using: &generator) }
+        #expect(told.allSatisfy { $0 >= .seconds(3) && $0 <= .seconds(4) })
+        #expect(RetryPolicy(jitter: 7).jitter == 1 && RetryPolicy(jitter: -1).jitter == 0 && RetryPolicy(jitter: .nan).jitter == 0)
+    }
+
     @Test("the backoff doubles and is capped, and Retry-After never exceeds the cap")
     func backoffMath() {
-        let policy = RetryPolicy(maximumRetries: 10, baseDelay: .seconds(1), maximumDelay: .seconds(5))
+        let policy = RetryPolicy(maximumRetries: 10, baseDelay: .seconds(1), maximumDelay: .seconds(5), jitter: 0)
         #expect((1...5).map { policy.delay(afterAttempt: $0, retryAfter: nil) } == [
             .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5),
         ])
@@ -122,5 +139,20 @@ struct RetryTests {
         #expect(!policy.shouldRetry(after: .timeout, method: .patch, attempt: 1))
         #expect(!policy.shouldRetry(after: .timeout, method: .get, attempt: 11))
         #expect(!policy.shouldRetry(after: .business(code: 1, message: ""), method: .get, attempt: 1))
+    }
+}
+
+/// A seeded generator, so that a test of random waits sees the same numbers on every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
