@@ -37,20 +37,6 @@ struct AWSSignatureV4Tests {
         #expect(request.headerFields[.authorization]?.contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date") == true)
     }
 
-    /// A small deterministic generator, so every run signs the same requests.
-    struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick<T>(_ options: [T]) -> T { options[Int(next() % UInt64(options.count))] }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    }
-
     struct Case: Codable, Sendable {
         var method: String
         var url: String
@@ -67,7 +53,7 @@ struct AWSSignatureV4Tests {
     static let cases = generateCases(count: 300)
 
     static func generateCases(count: Int) -> [Case] {
-        var random = SplitMix(state: 20_260_830)
+        var random = SplitMix64(seed: 20_260_830)
         let pathPieces = ["a", "b c", "é", "日本", "!$&'()*+,;=:@", "~tilde", "50%", "..", ".", "", "x-y_z.txt", "über/ünter"]
         let queryPieces = ["a", "b c", "é", "&", "=", "+", "~", "", "日", "q/r?s", "%41"]
         let bodySizes = [0, 1, 17, 1000, 65_536, 100_003]
