@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import HTTPTypes
 import Logging
 @_spi(Benchmarks) import Runway
 import RunwayStorage
@@ -16,7 +17,7 @@ enum CacheBenchmarks {
 
     static func entry(_ key: String, bytes: Int) -> CachedEntry {
         CachedEntry(
-            key: key, status: 200, headers: ["Content-Type": "application/json", "ETag": "\"v1\""],
+            key: key, status: 200, headers: [.contentType: "application/json", .eTag: "\"v1\""],
             body: Data(repeating: 7, count: bytes), json: nil, storedAt: Date(), expiresAt: Date().addingTimeInterval(3600),
             apiName: "Bench", sensitiveComponent: nil)
     }

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import HTTPTypes
+public import HTTPTypes
 
 /// The identity of a cached response: SHA-256 of a canonical text of everything that decides the
 /// response.
@@ -53,7 +53,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 @_spi(Benchmarks) public struct CachedEntry: Sendable {
     @_spi(Benchmarks) public internal(set) var key: String
     var status: Int
-    var headers: [String: String]
+    /// The response's header fields as a cached answer replays them: in order, repeated fields
+    /// apart, none that sets or asks for a credential (``ResponseCache/neverStored``).
+    var headers: HTTPFields
     var body: Data
     /// The parsed body, kept in memory so a memory hit parses nothing.
     var json: JSON? {
@@ -74,7 +76,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     var cost: Int { body.count + jsonCost + 256 }
 
     @_spi(Benchmarks) public init(
-        key: String, status: Int, headers: [String: String], body: Data, json: JSON?, storedAt: Date, expiresAt: Date,
+        key: String, status: Int, headers: HTTPFields, body: Data, json: JSON?, storedAt: Date, expiresAt: Date,
         apiName: String, sensitiveComponent: String?, url: String? = nil
     ) {
         self.key = key

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import HTTPTypes
 public import Logging
 public import RunwayStorage
 
@@ -171,14 +172,33 @@ public import RunwayStorage
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
-    /// Headers as a JSON object of strings (the format since the first version of the table).
-    static func encodeHeaders(_ headers: [String: String]) -> Data {
-        (try? JSON.object(headers.mapValues(JSON.string)).encoded()) ?? Data("{}".utf8)
+    /// Header fields as a JSON array of `[name, value]` pairs, in order, repeated fields apart.
+    static func encodeHeaders(_ headers: HTTPFields) -> Data {
+        let pairs = headers.map { JSON.array([.string($0.name.rawName), .string($0.value)]) }
+        return (try? JSON.array(pairs).encoded()) ?? Data("[]".utf8)
     }
 
-    static func decodeHeaders(_ data: Data) -> [String: String] {
-        guard let members = (try? JSON(parsing: data))?.objectValue else { return [:] }
-        return members.compactMapValues(\.stringValue)
+    /// Reads what ``encodeHeaders(_:)`` wrote, and the JSON object of strings that earlier
+    /// versions wrote (one value per name); anything else reads as no fields.
+    static func decodeHeaders(_ data: Data) -> HTTPFields {
+        var fields = HTTPFields()
+        switch try? JSON(parsing: data) {
+        case .array(let pairs)?:
+            for pair in pairs {
+                guard case .array(let parts) = pair, parts.count == 2, let name = parts[0].stringValue.flatMap({ HTTPField.Name($0) }),
+                    let value = parts[1].stringValue
+                else { continue }
+                fields.append(HTTPField(name: name, value: value))
+            }
+        case .object(let members)?:
+            for (name, value) in members {
+                guard let name = HTTPField.Name(name), let value = value.stringValue else { continue }
+                fields.append(HTTPField(name: name, value: value))
+            }
+        default:
+            break
+        }
+        return fields
     }
 
     @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {

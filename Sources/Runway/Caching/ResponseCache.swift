@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 public import Logging
 public import RunwayStorage
 
@@ -190,10 +191,20 @@ public final class ResponseCache: Sendable {
         }
     }
 
+    /// Header fields a cached answer never keeps: those that set or ask for a credential (a
+    /// replayed `Set-Cookie` would sign a later user in as an earlier one) and those that describe
+    /// the connection the answer came on, not the answer.
+    static let neverStored: Set<HTTPField.Name> = Set(
+        [
+            "Set-Cookie", "Set-Cookie2", "WWW-Authenticate", "Proxy-Authenticate", "Authentication-Info",
+            "Proxy-Authentication-Info", "Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "TE",
+            "Trailer", "Upgrade",
+        ].compactMap { HTTPField.Name($0) })
+
     private func keep(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy, generation expected: Int) {
         let now = self.now()
-        var headers: [String: String] = [:]
-        for field in response.response.headerFields { headers[field.name.canonicalName] = field.value }
+        var headers = HTTPFields()
+        for field in response.response.headerFields where !Self.neverStored.contains(field.name) { headers.append(field) }
         let entry = CachedEntry(
             key: key.hash, status: response.status.code, headers: headers, body: response.body, json: response.json,
             storedAt: now, expiresAt: now.addingTimeInterval(policy.memoryLifetime.seconds), apiName: api.name,

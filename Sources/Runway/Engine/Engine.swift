@@ -269,10 +269,7 @@ public final class Engine: Sendable {
             request.authority = answered.authority
             request.path = answered.path
         }
-        var head = HTTPResponse(status: .init(code: hit.entry.status))
-        for (name, value) in hit.entry.headers {
-            if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
-        }
+        let head = HTTPResponse(status: .init(code: hit.entry.status), headerFields: hit.entry.headers)
         let age = Duration.seconds(max(0, (cache?.now() ?? Date()).timeIntervalSince(hit.entry.storedAt)))
         return Landing.land(
             TransportResponse(head: head, body: hit.entry.body), request: request, api: api, service: service, attempts: 0,
