@@ -120,11 +120,17 @@ extension Engine {
         var target = built
         var withCredentials = true
         var hops = 0
+        /// The fields the authenticator set: redacted, with the usual ones, from what app code sees.
+        var credentialNames = Set<HTTPField.Name>()
         while true {
             var request = target
             if withCredentials {
                 // The credential first, so that the signature covers it.
-                credential?.apply(&request.head)
+                if let credential {
+                    let before = request.head.headerFields
+                    credential.apply(&request.head)
+                    credentialNames = CredentialRedaction.changedNames(from: before, to: request.head.headerFields)
+                }
                 if let jar = service.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
                     request.head.headerFields[.cookie] = cookie
                 }
@@ -174,7 +180,9 @@ extension Engine {
                 allowsInsecureHTTP: service.allowsInsecureHTTP)
             switch step {
             case .land:
-                return Exchanged(response: response, request: request.head, carriedCredential: withCredentials)
+                return Exchanged(
+                    response: response, request: CredentialRedaction.redacting(request.head, also: credentialNames),
+                    carriedCredential: withCredentials)
             case .refuse(let error):
                 throw error
             case .follow(let hop):

@@ -9,8 +9,11 @@ public import HTTPTypes
 public struct RawResponse: Sendable {
     /// The API that was called.
     public let api: any API
-    /// The request that answered: the last redirect hop of the last attempt, as sent (signature
-    /// fields included). Its ``url`` says where the answer came from.
+    /// The request that answered: the last redirect hop of the last attempt, as sent — except
+    /// that the values of the fields carrying who asks (`Authorization`, `Proxy-Authorization`,
+    /// `Cookie`, the signature, and every field the service's ``Authenticator`` set) read
+    /// `<redacted>`, so nothing an app logs or dumps holds a credential. Its ``url`` says where
+    /// the answer came from.
     public let request: HTTPRequest
     /// The HTTP response head.
     public let response: HTTPResponse
