@@ -127,6 +127,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// certificate validation stay on the host name.
     private func client(for host: String, connectingTo address: String?, pins: PublicKeyPins?) throws -> HTTPClient {
         guard address != nil || pins != nil else { return client }
+        // The host matters only to an address override; pins name their host themselves.
         let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
         return try madeClients.withLockedValue { clients in
             if let client = clients[key] { return client }

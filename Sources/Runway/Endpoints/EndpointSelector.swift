@@ -237,13 +237,7 @@ public final class EndpointSelector: Sendable {
     /// Whether a request to `authority` (`host[:port]`) goes to this selector's host.
     func matches(authority: String?) -> Bool {
         guard let authority else { return false }
-        var hostPart = Substring(authority)
-        if hostPart.hasPrefix("["), let end = hostPart.firstIndex(of: "]") {
-            hostPart = hostPart[hostPart.index(after: hostPart.startIndex)..<end]
-        } else if let colon = hostPart.lastIndex(of: ":") {
-            hostPart = hostPart[..<colon]
-        }
-        return hostPart.lowercased() == host
+        return AuthorityHost.of(authority) == host
     }
 
     private static func validated(_ addresses: [String]) -> [String] {

@@ -16,6 +16,10 @@ enum CredentialRedaction {
     /// `request` with every field in ``alwaysRedacted`` or in `names` (those an
     /// ``Authenticator`` set) redacted.
     static func redacting(_ request: HTTPRequest, also names: Set<HTTPField.Name>) -> HTTPRequest {
+        // Most requests carry nothing to redact: they are handed on as they are, uncopied.
+        guard request.headerFields.contains(where: { alwaysRedacted.contains($0.name) || names.contains($0.name) }) else {
+            return request
+        }
         var redacted = request
         var fields = HTTPFields()
         for field in request.headerFields {
