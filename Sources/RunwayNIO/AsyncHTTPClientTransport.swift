@@ -14,12 +14,12 @@ public import Runway
 ///
 /// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS), keeps connections pooled per
 /// host, and undoes gzip and deflate content encoding. Cancelling the calling task cancels the
-/// request, which closes its connection. It never follows redirects: a 3xx comes back as a
-/// response, and the `Engine` decides about the next hop. The request's timeout covers
-/// the whole exchange, head and body: AsyncHTTPClient's own deadline ends when the head arrives,
-/// so the transport runs the exchange in a task that a timer cancels on the wire at the
-/// deadline; a read timeout (``Configuration/readTimeout``) backs it up for a peer that stalls.
-/// It lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
+/// request, which closes its connection: the engine's deadline over the whole exchange, head
+/// and body, and a load's cancellation end it that way (AsyncHTTPClient's own deadline stops at
+/// the head, so it is only a backstop, as is the read timeout, ``Configuration/readTimeout``,
+/// for a peer that stalls). It never follows redirects: a 3xx comes back as a response, and the
+/// `Engine` decides about the next hop. It lives in the `RunwayNIO` product so that an app using
+/// only `Runway` never links SwiftNIO.
 ///
 /// For example:
 ///
@@ -82,8 +82,6 @@ public final class AsyncHTTPClientTransport: Transport {
     /// request that needs one.
     private let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
     private let configuration: Configuration
-    /// The deadlines of every exchange in flight, on one timer.
-    private let deadlines: DeadlineWatch
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(configuration: Configuration = Configuration()) {
@@ -108,7 +106,6 @@ public final class AsyncHTTPClientTransport: Transport {
 
     private init(client: HTTPClient, owned: Bool, configuration: Configuration) {
         self.client = client
-        self.deadlines = DeadlineWatch(eventLoop: client.eventLoopGroup.any())
         self.ownedClient = owned ? client : nil
         self.configuration = configuration
     }
@@ -199,14 +196,13 @@ public final class AsyncHTTPClientTransport: Transport {
         (ownedClient.map { [$0] } ?? []) + madeClients.withLockedValue { Array($0.values) }
     }
 
-    /// The transport's deadline covers the whole exchange, body included.
-    public var enforcesTimeout: Bool { true }
-
     /// Requests go to `TransportRequest.connectAddress` when it is set.
     public var supportsConnectAddress: Bool { true }
 
-    /// Cancelling `TransportRequest.cancellation` cancels the exchange and closes its connection.
-    public var honoursLoadCancellation: Bool { true }
+    /// No: AsyncHTTPClient stops a request only when its task is cancelled, so the engine runs
+    /// each exchange in a task that `TransportRequest.cancellation` cancels (which closes the
+    /// connection).
+    public var honoursCancellation: Bool { false }
 
     /// The leaf certificate's key, on every new connection. AsyncHTTPClient hands a connection's
     /// checks the peer's leaf certificate only (its connection factory makes the TLS handler
@@ -243,30 +239,25 @@ public final class AsyncHTTPClientTransport: Transport {
         let client = try self.client(
             for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
         let sink = request.responseSink
-        let deadline = NIODeadline.now() + timeout
-        let prepared = outbound
         do {
-            // Head and body under one deadline: the exchange runs in its own task, which the
-            // deadline watch cancels (closing the connection) if the deadline passes first.
-            return try await ExchangeDeadline.run(deadline, watch: deadlines, cancellation: request.cancellation) {
-                let response = try await client.execute(prepared, deadline: deadline)
-                // A client the app passed in may follow redirects by itself; its answer skipped the
-                // engine's checks of each hop, so it is refused.
-                guard response.history.count <= 1 else {
-                    throw RunwayError.invalidRequest(
-                        reason: "the HTTPClient followed a redirect; make it with redirectConfiguration: .disallow")
-                }
-                let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
-                let head = Self.head(of: response)
-                // Every chunk to the sink as it arrives (the engine's, which bounds the body, or a
-                // download's file); without one, to a collector kept here.
-                let (target, collector) = BodyCollector.destination(for: sink)
-                try target.begin(head)
-                for try await chunk in response.body {
-                    try chunk.withUnsafeReadableBytes { try target.write($0) }
-                }
-                return TransportResponse(head: head, body: collector?.collected ?? Data(), httpVersion: version)
+            // AsyncHTTPClient's deadline covers the head only: a backstop behind the engine's.
+            let response = try await client.execute(outbound, deadline: .now() + timeout)
+            // A client the app passed in may follow redirects by itself; its answer skipped the
+            // engine's checks of each hop, so it is refused.
+            guard response.history.count <= 1 else {
+                throw RunwayError.invalidRequest(
+                    reason: "the HTTPClient followed a redirect; make it with redirectConfiguration: .disallow")
             }
+            let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
+            let head = Self.head(of: response)
+            // Every chunk to the sink as it arrives (the engine's, which bounds the body, or a
+            // download's file); without one, to a collector kept here.
+            let (target, collector) = BodyCollector.destination(for: sink)
+            try target.begin(head)
+            for try await chunk in response.body {
+                try chunk.withUnsafeReadableBytes { try target.write($0) }
+            }
+            return TransportResponse(head: head, body: collector?.collected ?? Data(), httpVersion: version)
         } catch {
             throw Self.classify(error)
         }

@@ -120,7 +120,7 @@ extension TestAPI {
 
 import RunwayExamples
 
-@Suite("The engine's own timeout, for transports that do not enforce one")
+@Suite("The engine's deadline, for a transport that honours only task cancellation")
 @MainActor
 struct EngineTimeoutTests {
     @Test("a transport that never answers is timed out by the engine")
@@ -129,7 +129,7 @@ struct EngineTimeoutTests {
             try await Task.sleep(for: .seconds(3600))
             throw RunwayError.transport(description: "unreachable")
         }
-        #expect(!silent.enforcesTimeout)
+        #expect(!silent.honoursCancellation)
         let engine = Engine(transport: silent)
         try engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
         var api = TestAPI(path: "/slow")

@@ -22,7 +22,7 @@ final class InterferingTransport: Transport {
         self.tamper = tamper
     }
 
-    var enforcesTimeout: Bool { inner.enforcesTimeout }
+    var honoursCancellation: Bool { inner.honoursCancellation }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         var request = request

@@ -12,9 +12,8 @@ enum OverheadBenchmarks {
     struct MemoryTransport: Transport {
         let response = TransportResponse(
             head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: ListingServer.body)
-        var enforcesTimeout: Bool { true }
-        /// It answers at once, so a load's cancellation can only have come before.
-        var honoursLoadCancellation: Bool { true }
+        /// It answers at once, so a cancellation can only have come before.
+        var honoursCancellation: Bool { true }
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             if request.cancellation?.isCancelled == true { throw RunwayError.cancelled }
             return response

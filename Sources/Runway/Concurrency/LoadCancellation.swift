@@ -8,15 +8,18 @@
 /// each wait of the load (an exchange, a retry's back-off, a shared call) registers how to stop
 /// itself while it runs, and the engine checks the handle between steps.
 ///
-/// A transport of your own receives it as ``TransportRequest/cancellation`` when it says
-/// ``Transport/honoursLoadCancellation``; otherwise the engine runs such an exchange in a task
-/// it can cancel. For example:
+/// The engine gives every exchange a handle of its own, ``TransportRequest/cancellation``, which
+/// it cancels at the exchange's deadline, when the load's handle is cancelled, or when the
+/// calling task is. A transport of your own that says ``Transport/honoursCancellation`` stops
+/// the exchange when it fires; otherwise the engine runs the exchange in a task the handle
+/// cancels. A transport over an `async` library that stops only on task cancellation needs
+/// nothing more than the default; one with a handle to cancel (a URLSession task, a stream)
+/// registers it, for example:
 ///
 /// ```swift
-/// let exchange = Task { try await send(request) }
-/// let registration = request.cancellation?.register { exchange.cancel() }
+/// let registration = request.cancellation?.register { task.cancel() }
 /// defer { if let registration { request.cancellation?.end(registration) } }
-/// return try await withTaskCancellationHandler { try await exchange.value } onCancel: { exchange.cancel() }
+/// return try await withTaskCancellationHandler { try await response(of: task) } onCancel: { task.cancel() }
 /// ```
 public final class LoadCancellation: Sendable {
     private struct State {

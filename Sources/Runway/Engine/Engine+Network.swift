@@ -149,8 +149,7 @@ extension Engine {
                     }
                 }
             }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw .timeout }
+            guard deadline > .now else { throw .timeout }
             // No network: fail now rather than wait out the timeout.
             if let network, !network.path.isReachable { throw .noNetwork(reason: .unreachable) }
             seen.request = request.head
@@ -159,7 +158,7 @@ extension Engine {
             let response: TransportResponse
             do {
                 response = try await send(
-                    request, api: api, timeout: remaining, hooks: hooks, connectAddress: address, cancellation: cancellation)
+                    request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation)
             } catch {
                 // The chosen address did not take the connection: the next fastest takes over.
                 if let address, error.isUnreachable { service.endpoints?.reportFailure(of: address) }
@@ -236,10 +235,11 @@ extension Engine {
         return selector.address
     }
 
-    /// Sends one hop within `timeout`, which covers the whole response.
+    /// Sends one hop, ended by `deadline` — which covers the whole response, head and body — or
+    /// by `cancellation`.
     func send(
-        _ prepared: PreparedRequest, api: some API, timeout: Duration, hooks: TransferHooks = TransferHooks(),
-        connectAddress: String? = nil, cancellation: LoadCancellation? = nil
+        _ prepared: PreparedRequest, api: some API, deadline: ContinuousClock.Instant,
+        hooks: TransferHooks = TransferHooks(), connectAddress: String? = nil, cancellation: LoadCancellation? = nil
     ) async throws(RunwayError) -> TransportResponse {
         var progress: (@Sendable (Int64) -> Void)?
         if let report = hooks.uploadProgress {
@@ -249,53 +249,57 @@ extension Engine {
         // The body is gathered here, under the API's size limit, unless a download streams it.
         let collector = hooks.sink == nil ? BodyCollector(limit: api.maximumResponseSize) : nil
         var outgoing = TransportRequest(
-            head: prepared.head, content: prepared.body, timeout: timeout, apiName: api.name,
+            head: prepared.head, content: prepared.body, timeout: deadline - .now, apiName: api.name,
             uploadProgress: progress, responseSink: hooks.sink ?? collector)
         outgoing.connectAddress = connectAddress
         outgoing.pins = pins(forAuthority: prepared.head.authority)
-        if transportHonoursLoadCancellation { outgoing.cancellation = cancellation }
-        let request = outgoing
+        let (result, expired) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
         do {
-            var response = try await sendWithinTimeout(request, timeout: timeout, cancellation: cancellation)
+            var response = try result.get()
             if let collector { response.body = try collector.body(orReturned: response.body) }
             return response
         } catch let error as RunwayError {
+            if expired { throw .timeout }
             throw cancellation.isCancelledOrTask ? .cancelled : error
-        } catch is CancellationError {
-            throw .cancelled
         } catch {
-            throw cancellation.isCancelledOrTask ? .cancelled : .transport(description: String(describing: error))
+            if expired { throw .timeout }
+            if error is CancellationError || cancellation.isCancelledOrTask { throw .cancelled }
+            throw .transport(description: String(describing: error))
         }
     }
 
-    /// Sends `request` on the transport, bounded by `timeout` and ended by `cancellation`: by the
-    /// transport itself when it can, by a timer and a task of its own otherwise.
-    private func sendWithinTimeout(
-        _ request: TransportRequest, timeout: Duration, cancellation: LoadCancellation?
-    ) async throws -> TransportResponse {
+    /// Sends `request` on the transport, ended through the exchange's own cancellation handle at
+    /// `deadline`, when the load's `cancellation` fires, or when the calling task is cancelled —
+    /// one mechanism for every transport.
+    ///
+    /// - returns: The transport's outcome, and whether the deadline passed before it.
+    private func sendWithinDeadline(
+        _ request: TransportRequest, deadline: ContinuousClock.Instant, cancellation: LoadCancellation?
+    ) async -> (Result<TransportResponse, any Error>, expired: Bool) {
+        let exchange = LoadCancellation()
+        var request = request
+        request.cancellation = exchange
+        let ticket = deadlines.watch(until: deadline) { exchange.cancel() }
+        let outer = cancellation?.register { exchange.cancel() }
+        defer { if let outer { cancellation?.end(outer) } }
         let transport = self.transport
+        let honours = transportHonoursCancellation
+        let prepared = request
+        let result: Result<TransportResponse, any Error>
         do {
-            if transport.enforcesTimeout, cancellation == nil || transportHonoursLoadCancellation {
-                return try await transport.send(request)
+            let response = try await withTaskCancellationHandler {
+                // A transport that knows only task cancellation: the exchange runs in a task the
+                // handle cancels.
+                if honours { return try await transport.send(prepared) }
+                return try await exchange.run { try await transport.send(prepared) }
+            } onCancel: {
+                exchange.cancel()
             }
-            let withinTimeout: @Sendable () async throws -> TransportResponse = {
-                guard !transport.enforcesTimeout else { return try await transport.send(request) }
-                return try await withThrowingTaskGroup(of: TransportResponse.self) { group in
-                    group.addTask { try await transport.send(request) }
-                    group.addTask {
-                        try await Task.sleep(for: timeout)
-                        throw RunwayError.timeout
-                    }
-                    defer { group.cancelAll() }
-                    guard let first = try await group.next() else { throw RunwayError.cancelled }
-                    return first
-                }
-            }
-            // A transport that knows only task cancellation: the exchange runs in a task the
-            // load's handle can cancel.
-            if let cancellation, !transportHonoursLoadCancellation { return try await cancellation.run(withinTimeout) }
-            return try await withinTimeout()
+            result = .success(response)
+        } catch {
+            result = .failure(error)
         }
+        return (result, deadlines.stop(ticket))
     }
 
     /// The load's metrics: its outcome and duration, its retries, and a cache answer's tier.

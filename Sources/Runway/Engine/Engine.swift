@@ -34,7 +34,9 @@ public final class Engine: Sendable {
     let sleep: @Sendable (Duration) async throws -> Void
     let coalescer = CallCoalescer()
     /// Whether the transport stops an exchange through ``TransportRequest/cancellation`` itself.
-    let transportHonoursLoadCancellation: Bool
+    let transportHonoursCancellation: Bool
+    /// The deadline of every exchange in flight: the one place a deadline is kept.
+    let deadlines = DeadlineWatch()
     /// The device's network: while it is unreachable, loads fail at once; its changes make
     /// endpoint selectors measure again. `nil`: every load tries the network.
     public let network: NetworkMonitor?
@@ -59,7 +61,7 @@ public final class Engine: Sendable {
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.transport = transport
-        self.transportHonoursLoadCancellation = transport.honoursLoadCancellation
+        self.transportHonoursCancellation = transport.honoursCancellation
         self.cache = cache
         self.logger = logger
         self.sleep = sleep

@@ -1,36 +1,39 @@
 import Foundation
 public import HTTPTypes
 
-/// Sends one HTTP request and returns the whole response: the seam between the engine and the
-/// HTTP stack.
+/// Moves the bytes of one HTTP exchange: the last link of the engine's exchange.
 ///
 /// Runway ships ``URLSessionTransport`` (Apple platforms and Linux) and, in the `RunwayNIO`
 /// product, an AsyncHTTPClient transport; ``StubTransport`` answers from canned responses in
-/// tests. A transport honours task cancellation by cancelling the request on the wire, and
-/// reports failures as ``RunwayError`` (``RunwayError/noNetwork(reason:)``,
-/// ``RunwayError/connectionLost``, ``RunwayError/timeout``, ``RunwayError/cancelled``).
+/// tests. Everything that is a rule of the exchange rather than a way of moving bytes belongs
+/// to the ``Engine``, so that no transport is weaker than another: the deadline over head and
+/// body, cancellation, the size cap (the engine's ``ResponseSink``), redirects, cookies,
+/// credentials and the pin decision (``PublicKeyPins/accepts(chain:)``). A transport sends the
+/// request, streams the answer into the sink, stops when told, and reports failures as
+/// ``RunwayError`` (``RunwayError/noNetwork(reason:)``, ``RunwayError/connectionLost``,
+/// ``RunwayError/cancelled``, …).
 public protocol Transport: Sendable {
-    /// Sends `request` and returns the response with its complete body.
+    /// Sends `request` and returns the response.
+    ///
+    /// Stop the exchange on the wire — close its connection or stream, so that the server sees
+    /// it end — when ``TransportRequest/cancellation`` is cancelled (see
+    /// ``honoursCancellation``) or the calling task is.
     ///
     /// - throws: ``RunwayError`` for every failure the transport can classify; anything else is
     ///   reported by the engine as ``RunwayError/transport(description:)``.
     func send(_ request: TransportRequest) async throws -> TransportResponse
 
-    /// Whether ``send(_:)`` itself fails with ``RunwayError/timeout`` once
-    /// ``TransportRequest/timeout`` has passed without a complete response. When `false` (the
-    /// default) the engine races each request against a timer instead, which costs a task and a
-    /// timer per request.
-    var enforcesTimeout: Bool { get }
+    /// Whether ``send(_:)`` stops the exchange when ``TransportRequest/cancellation`` is
+    /// cancelled. The engine ends every exchange through that handle — at its deadline, when
+    /// the load is cancelled, or when the calling task is. When `false` (the default) the engine
+    /// runs the exchange in a task of its own that the handle cancels, which costs a task per
+    /// request: a transport that honours the handle saves that.
+    var honoursCancellation: Bool { get }
 
     /// Whether ``send(_:)`` connects to ``TransportRequest/connectAddress`` when it is set. A
     /// transport that cannot choose the address of a connection (URLSession) says `false` (the
     /// default), and ``Engine/register(_:)`` refuses a service with an ``EndpointSelector``.
     var supportsConnectAddress: Bool { get }
-
-    /// Whether ``send(_:)`` stops the exchange when ``TransportRequest/cancellation`` is
-    /// cancelled, as it does when its task is. When `false` (the default) the engine runs an
-    /// exchange that carries such a handle in a task of its own, which costs a task per request.
-    var honoursLoadCancellation: Bool { get }
 
     /// The pin scopes ``send(_:)`` checks when ``TransportRequest/pins`` is set: on every new
     /// TLS connection, the connection's certificates against the pins. ``Engine/register(_:)``
@@ -41,9 +44,8 @@ public protocol Transport: Sendable {
 }
 
 extension Transport {
-    public var enforcesTimeout: Bool { false }
+    public var honoursCancellation: Bool { false }
     public var supportsConnectAddress: Bool { false }
-    public var honoursLoadCancellation: Bool { false }
     public var pinScopes: Set<PublicKeyPins.Scope> { [] }
 }
 
@@ -53,7 +55,9 @@ public struct TransportRequest: Sendable {
     public var head: HTTPRequest
     /// The body: bytes, or files read chunk by chunk while it is sent; `nil` for none.
     public var content: TransportBody?
-    /// The API's timeout over the whole exchange, from sending to the body's last byte.
+    /// The time left for the whole exchange, from sending to the body's last byte. The engine
+    /// enforces it through ``cancellation``; a transport may also hand it to its library, as a
+    /// backstop for a caller that sends without an engine.
     public var timeout: Duration
     /// The API's name, which stub transports match on.
     public var apiName: String
@@ -70,9 +74,10 @@ public struct TransportRequest: Sendable {
     /// certificate check stay on the host name. Honoured only where
     /// ``Transport/supportsConnectAddress`` is `true`.
     public var connectAddress: String?
-    /// Cancels this exchange without cancelling the calling task: set for a manager's load that
-    /// runs in its caller's task. Only a transport that says ``Transport/honoursLoadCancellation``
-    /// receives it.
+    /// Ends this exchange without cancelling the calling task. The engine sets a new one for
+    /// every exchange and cancels it at the exchange's deadline, when the load is cancelled, or
+    /// when the calling task is; a transport that says ``Transport/honoursCancellation`` stops
+    /// the exchange when it fires. `nil` when the request was not made by an engine.
     public var cancellation: LoadCancellation?
     /// The pins of the request's host (a registered service's ``Service/pins``): a new
     /// connection for this request must satisfy them, or the request fails with

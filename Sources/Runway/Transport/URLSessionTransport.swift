@@ -42,12 +42,8 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
-    /// A deadline per request cancels the data task when the whole exchange takes too long
-    /// (URLSession's own request timeout only measures idle time between bytes).
-    public var enforcesTimeout: Bool { true }
-
     /// Cancelling ``TransportRequest/cancellation`` cancels the data task.
-    public var honoursLoadCancellation: Bool { true }
+    public var honoursCancellation: Bool { true }
 
     /// On Apple platforms, both: the system evaluates the server's chain first, then the
     /// session's delegate matches the keys of the validated chain against the pins. On Linux,
@@ -68,23 +64,11 @@ public final class URLSessionTransport: Transport {
         }
         let urlRequest = try Self.urlRequest(for: request)
         let handle = DataTaskHandle()
-        // A timer source, cancelled when the exchange ends, so nothing of the request is held
-        // until the deadline once it is over.
-        let deadline = DispatchSource.makeTimerSource(queue: .global())
-        deadline.setEventHandler { [weak handle] in handle?.expire() }
-        deadline.schedule(deadline: .now() + .nanoseconds(Int(min(request.timeout / .nanoseconds(1), Double(Int.max / 2)))))
-        deadline.resume()
-        defer { deadline.cancel() }
-        // A manager's load that runs in its caller's task is cancelled through this handle.
+        // The engine ends the exchange — its deadline, the load's cancellation — through this.
         let cancellation = request.cancellation
         let registration = cancellation?.register { handle.cancel() }
         defer { if let registration { cancellation?.end(registration) } }
-        do {
-            return try await exchange(request, urlRequest, handle: handle)
-        } catch {
-            if handle.hasExpired { throw RunwayError.timeout }
-            throw error
-        }
+        return try await exchange(request, urlRequest, handle: handle)
     }
 
     static func urlRequest(for request: TransportRequest) throws(RunwayError) -> URLRequest {
@@ -93,6 +77,8 @@ public final class URLSessionTransport: Transport {
         }
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
         urlRequest.httpMethod = request.head.method.rawValue
+        // URLSession's own timeout measures idle time between bytes: a backstop behind the
+        // engine's deadline over the whole exchange.
         urlRequest.timeoutInterval = Double(request.timeout.components.seconds) + 1
         for field in request.head.headerFields {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
@@ -126,24 +112,6 @@ final class DataTaskHandle: Sendable {
     }
 
     private let state = Locked<State>(.waiting)
-    private let expired = Locked(false)
-
-    /// Whether the deadline, not the caller, cancelled the task.
-    var hasExpired: Bool { expired.withLock { $0 } }
-
-    /// The running task's identifier.
-    var taskIdentifier: Int? {
-        state.withLock { state in
-            if case .running(let task) = state { return task.taskIdentifier }
-            return nil
-        }
-    }
-
-    /// The deadline passed: cancel, remembering why.
-    func expire() {
-        expired.withLock { $0 = true }
-        cancel()
-    }
 
     func start(_ task: URLSessionDataTask) {
         let cancelledEarly = state.withLock { state -> Bool in

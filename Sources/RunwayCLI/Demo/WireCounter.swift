@@ -9,7 +9,7 @@ struct WireCounter: Transport {
 
     init(_ base: any Transport) { self.base = base }
 
-    var enforcesTimeout: Bool { base.enforcesTimeout }
+    var honoursCancellation: Bool { base.honoursCancellation }
     var supportsConnectAddress: Bool { base.supportsConnectAddress }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {

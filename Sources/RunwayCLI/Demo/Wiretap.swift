@@ -9,7 +9,7 @@ final class Wiretap: Transport, Sendable {
 
     init(_ base: any Transport) { self.base = base }
 
-    var enforcesTimeout: Bool { base.enforcesTimeout }
+    var honoursCancellation: Bool { base.honoursCancellation }
 
     /// Changes each request before it is sent; `nil` sends them as signed.
     var tamper: (@Sendable (inout TransportRequest) -> Void)? {

@@ -31,37 +31,25 @@ struct ExchangeDeadlineTests {
         }
     }
 
-    @Test("the transport itself bounds head and body by the request's timeout", arguments: TransportKind.allCases)
-    func transportDeadline(_ kind: TransportKind) async throws {
+    @Test("exchanges in flight each keep their own deadline: shorter ones after a long one still end on time", arguments: TransportKind.allCases)
+    func deadlinesInFlightTogether(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            let request = TransportRequest(
-                head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(harness.server.port)", path: "/faults/stall"),
-                body: nil, timeout: .milliseconds(500), apiName: "Stall")
-            await #expect(throws: RunwayError.timeout) { try await harness.engine.transport.send(request) }
-        }
-    }
-
-    @Test("exchanges in flight each keep their own deadline: shorter ones after a long one still end on time")
-    func deadlinesInFlightTogether() async throws {
-        try await withHarness(.asyncHTTPClient) { harness in
-            func stalled(_ timeout: Duration) -> TransportRequest {
-                TransportRequest(
-                    head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(harness.server.port)", path: "/faults/hang"),
-                    body: nil, timeout: timeout, apiName: "Hang")
+            let engine = harness.engine
+            func hang(_ timeout: Duration) async -> Result<RawResponse, RunwayError> {
+                await engine.perform(TestAPI(path: "/faults/hang", timeout: timeout), params: [:])
             }
-            let transport = harness.engine.transport
             // Far past the suite's one-minute limit: if the shorter deadlines waited for its
             // timer, the test would fail by running out of time.
-            let long = Task { try await transport.send(stalled(.seconds(600))) }
+            let long = Task { await hang(.seconds(600)) }
             await harness.probe.wait(for: .holdStarted)
-            let first = Task { try await transport.send(stalled(.milliseconds(300))) }
-            let second = Task { try await transport.send(stalled(.milliseconds(600))) }
-            await #expect(throws: RunwayError.timeout) { try await first.value }
-            await #expect(throws: RunwayError.timeout) { try await second.value }
-            // A deadline watched after the others expired gets a timer of its own.
-            await #expect(throws: RunwayError.timeout) { try await transport.send(stalled(.milliseconds(200))) }
+            async let first = hang(.milliseconds(300))
+            async let second = hang(.milliseconds(600))
+            #expect(await first.error == .timeout)
+            #expect(await second.error == .timeout)
+            // A deadline watched after the others expired arms the timer again.
+            #expect(await hang(.milliseconds(200)).error == .timeout)
             long.cancel()
-            await #expect(throws: RunwayError.cancelled) { try await long.value }
+            #expect(await long.value.error == .cancelled)
         }
     }
 
