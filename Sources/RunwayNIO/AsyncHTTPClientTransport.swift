@@ -219,9 +219,6 @@ public final class AsyncHTTPClientTransport: Transport {
         for field in request.head.headerFields {
             outbound.headers.add(name: field.name.rawName, value: field.value)
         }
-        if outbound.headers["accept-encoding"].isEmpty {
-            outbound.headers.add(name: "accept-encoding", value: "gzip, deflate")
-        }
         if let content = request.content {
             if let data = content.data, request.uploadProgress == nil {
                 outbound.body = .bytes(ByteBuffer(bytes: data))

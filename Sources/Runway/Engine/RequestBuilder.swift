@@ -66,6 +66,9 @@ enum RequestBuilder {
             head.headerFields[.accept] = "application/json"
         }
         if head.headerFields[.userAgent] == nil { head.headerFields[.userAgent] = "Runway/1" }
+        // The codings every transport undoes, offered by the engine (one rule, not one per
+        // transport), before the signature so that it covers them.
+        if head.headerFields[.acceptEncoding] == nil { head.headerFields[.acceptEncoding] = ContentCoding.offered }
         return PreparedRequest(head: head, body: body)
     }
 

@@ -9,10 +9,17 @@ import HTTPTypes
 /// gathers into one without a limit. A head whose `Content-Length` already says too much is
 /// refused before a byte of its body is read, and a body that grows past the limit stops the
 /// exchange at the first chunk over it — the transport closes the connection instead of reading
-/// the rest.
+/// the rest. A body in a content coding no transport undid (``ContentCoding``) is refused at its
+/// first byte; a head alone (HEAD, 204, 304) may name any coding.
 package final class BodyCollector: ResponseSink {
+    private struct State {
+        var body = Data()
+        /// The current head's first content coding that no transport undid.
+        var foreignCoding: String?
+    }
+
     private let limit: Int
-    private let body = Locked(Data())
+    private let state = Locked(State())
 
     /// Creates a collector that refuses bodies of more than `limit` bytes.
     package init(limit: Int = .max) {
@@ -28,7 +35,7 @@ package final class BodyCollector: ResponseSink {
     }
 
     /// The body gathered so far (the last response's: each head starts it again).
-    package var collected: Data { body.withLock { $0 } }
+    package var collected: Data { state.withLock { $0.body } }
 
     /// The body of an exchange whose transport returned `returned`: what was gathered here, or —
     /// from a transport that kept the body instead of streaming it into this sink — `returned`,
@@ -44,16 +51,26 @@ package final class BodyCollector: ResponseSink {
         if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
             throw tooLarge
         }
-        body.withLock { $0.removeAll(keepingCapacity: true) }
+        let foreignCoding = ContentCoding.notUndone(in: head.headerFields).first
+        state.withLock { state in
+            state.body.removeAll(keepingCapacity: true)
+            state.foreignCoding = foreignCoding
+        }
     }
 
     package func write(_ bytes: UnsafeRawBufferPointer) throws {
-        let fits = body.withLock { body -> Bool in
-            guard bytes.count <= limit - body.count else { return false }
-            body.append(contentsOf: bytes)
-            return true
+        let refusal = state.withLock { state -> RunwayError? in
+            if let coding = state.foreignCoding { return Self.foreign(coding) }
+            guard bytes.count <= limit - state.body.count else { return tooLarge }
+            state.body.append(contentsOf: bytes)
+            return nil
         }
-        if !fits { throw tooLarge }
+        if let refusal { throw refusal }
+    }
+
+    /// A body in `coding`, which the engine did not offer and no transport undid.
+    static func foreign(_ coding: String) -> RunwayError {
+        .invalidResponse(reason: "the body is in the content coding \(coding), which was not asked for and cannot be decoded")
     }
 
     private var tooLarge: RunwayError {

@@ -16,19 +16,44 @@ enum URLSessionErrors {
             return .transport(description: String(describing: error))
         }
         #if canImport(FoundationNetworking)
-        // On Linux, URLSession runs on libcurl and reports a body cut short after the head as
-        // URLError -1 with curl's CURLE_PARTIAL_FILE text ("transfer closed with 989 bytes
-        // remaining to read", "transfer closed with outstanding read data remaining"): the fault
-        // Apple's URLSession calls networkConnectionLost and AsyncHTTPClient a closed connection.
-        // A pooled connection the server closed meanwhile fails the same way, with curl's
-        // CURLE_RECV_ERROR / CURLE_SEND_ERROR / CURLE_GOT_NOTHING texts.
-        let connectionFaults = ["transfer closed with", "Recv failure", "Send failure", "Failed sending data", "Empty reply"]
-        if urlError.code == .unknown, connectionFaults.contains(where: urlError.localizedDescription.hasPrefix) {
-            return .connectionLost
+        // On Linux, URLSession runs on libcurl and reports many faults as URLError -1 with
+        // curl's text ("transfer closed with 989 bytes remaining to read").
+        if urlError.code == .unknown, let classified = classify(curlText: urlError.localizedDescription) {
+            return classified
         }
         #endif
         return classify(code: urlError.code, host: urlError.failingURL?.host)
     }
+
+    #if canImport(FoundationNetworking)
+    /// libcurl's own text for the faults swift-corelibs-foundation reports as code -1 (read off
+    /// libcurl 7.88's error buffer): a connection cut short, a certificate the system does not
+    /// trust, a failed handshake, and a content coding the request did not offer.
+    static func classify(curlText text: String) -> RunwayError? {
+        // A body cut short after the head (CURLE_PARTIAL_FILE): what Apple's URLSession calls
+        // networkConnectionLost and AsyncHTTPClient a closed connection. A pooled connection the
+        // server closed meanwhile fails the same way (CURLE_RECV_ERROR, CURLE_SEND_ERROR,
+        // CURLE_GOT_NOTHING).
+        let connectionFaults = ["transfer closed with", "Recv failure", "Send failure", "Failed sending data", "Empty reply"]
+        if connectionFaults.contains(where: text.hasPrefix) { return .connectionLost }
+        // CURLE_PEER_FAILED_VERIFICATION: "SSL certificate problem: self-signed certificate", …
+        if text.hasPrefix("SSL certificate problem") || text.hasPrefix("SSL peer certificate") {
+            return .tlsFailure(reason: "the server's certificate is not trusted")
+        }
+        if text.hasPrefix("SSL: no alternative certificate subject name") || text.hasPrefix("SSL: certificate subject name") {
+            return .tlsFailure(reason: "the certificate does not name the host")
+        }
+        // CURLE_SSL_CONNECT_ERROR: "OpenSSL SSL_connect: …", "SSL connect error".
+        if text.hasPrefix("OpenSSL SSL_connect") || text.hasPrefix("SSL connect error") {
+            return .tlsFailure(reason: "the TLS handshake failed")
+        }
+        // CURLE_BAD_CONTENT_ENCODING, raised before the head reaches the session's delegate.
+        if text.hasPrefix("Unrecognized content encoding") {
+            return .invalidResponse(reason: "the body is in a content coding that was not asked for and cannot be decoded")
+        }
+        return nil
+    }
+    #endif
 
     /// The case for each code, Apple's and Linux's (swift-corelibs-foundation raises a subset).
     static func classify(code: URLError.Code, host: String?) -> RunwayError {

@@ -15,6 +15,15 @@ import Hummingbird
 ///   with `status` (default 503, `Retry-After` when given), then succeeds with the attempt count.
 /// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
 /// - `GET /faults/gzip` — a JSON list, gzip-encoded when the client accepts gzip.
+/// - `GET /faults/encoded?as=` — the same list in the content coding `as` (`gzip`, `deflate`;
+///   `raw-deflate`: labelled deflate, without zlib's header, as some servers send it), whatever
+///   the client accepts; any other name labels the plain bytes with it (a coding the client
+///   never offered).
+/// - `GET /faults/challenge?scheme=` — 401 with `WWW-Authenticate: {scheme} realm="runway"`.
+/// - `GET /faults/set-cookie` — 200 with `Set-Cookie: session=abc; Path=/`.
+/// - `PUT /faults/reset-content` — 205 with no body.
+/// - `GET /faults/chunked?bytes=` — `bytes` bytes of JSON string in chunks of 4 KB, with no
+///   `Content-Length`: a body whose size shows only as it arrives.
 /// - `GET /faults/drip?chunks=&interval_ms=` — the head at once, then one byte of a JSON body per
 ///   interval: a body slower than any sensible timeout.
 /// - `GET /faults/stall` — the head and the first bytes of a body, then nothing until the
@@ -96,6 +105,55 @@ enum FaultRoutes {
             headers[.init("X-Uncompressed-Length")!] = String(data.count)
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
         }
+        router.get("/faults/encoded") { request, _ -> Response in
+            probe.record("/faults/encoded")
+            let coding = request.uri.queryParameters["as"].map(String.init) ?? "gzip"
+            var body = ByteBuffer(bytes: encodedList)
+            switch coding {
+            case "gzip": body = try body.compress(with: .gzip())
+            // RFC 9110's deflate is zlib's format; some servers send the bare stream instead.
+            case "deflate": body = try body.compress(with: .zlib())
+            case "raw-deflate": body = try body.compress(with: .deflate())
+            default: break
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.contentEncoding] = coding == "raw-deflate" ? "deflate" : coding
+            headers[.init("X-Uncompressed-Length")!] = String(encodedList.count)
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+        }
+        router.get("/faults/challenge") { request, _ -> Response in
+            probe.record("/faults/challenge")
+            let scheme = request.uri.queryParameters["scheme"].map(String.init) ?? "Basic"
+            var response = JSONResponse.html("sign in", status: .unauthorized)
+            response.headers[.wwwAuthenticate] = "\(scheme) realm=\"runway\""
+            return response
+        }
+        router.get("/faults/set-cookie") { _, _ -> Response in
+            probe.record("/faults/set-cookie")
+            var response = JSONResponse.success(["cookie": "set"])
+            response.headers[.setCookie] = "session=abc; Path=/"
+            return response
+        }
+        router.get("/faults/chunked") { request, _ -> Response in
+            probe.record("/faults/chunked")
+            let total = max(request.uri.queryParameters["bytes"].flatMap { Int(String($0)) } ?? 100_000, 2)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    var body = ByteBuffer(string: "\"" + String(repeating: "x", count: total - 2) + "\"")
+                    while let chunk = body.readSlice(length: min(4096, body.readableBytes)), chunk.readableBytes > 0 {
+                        try await writer.write(chunk)
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        router.put("/faults/reset-content") { _, _ -> Response in
+            probe.record("/faults/reset-content")
+            return Response(status: .resetContent)
+        }
         router.get("/faults/drip") { request, _ -> Response in
             probe.record("/faults/drip")
             let query = request.uri.queryParameters
@@ -167,6 +225,12 @@ enum FaultRoutes {
         }
         addEcho(to: router, probe: probe)
     }
+
+    /// The JSON list `/faults/encoded` sends.
+    static let encodedList: [UInt8] = {
+        let items = (1...200).map { #"{"id":\#($0),"title":"Item number \#($0) with a repetitive title"}"# }
+        return Array((#"{"items":["# + items.joined(separator: ",") + "]}").utf8)
+    }()
 
     /// A 200 that promises 1,000 bytes of JSON, sends the first 11, then runs `rest` (which
     /// breaks the connection or holds it).
