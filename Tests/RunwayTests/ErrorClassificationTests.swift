@@ -239,6 +239,41 @@ struct ErrorClassificationTests {
         ]
     }()
 
+    #if canImport(FoundationNetworking)
+    /// What swift-corelibs-foundation reports as code -1 with libcurl's text (read off libcurl 7.88).
+    static let curlTexts: [ErrorMapping] = {
+        func curl(_ text: String) -> @Sendable () -> any Error {
+            { URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: text]) }
+        }
+        let untrusted = RunwayError.tlsFailure(reason: "the server's certificate is not trusted")
+        return [
+            .init("partial file", curl("transfer closed with 989 bytes remaining to read"), .connectionLost),
+            .init("recv error", curl("Recv failure: Connection reset by peer"), .connectionLost),
+            .init("got nothing", curl("Empty reply from server"), .connectionLost),
+            .init("self-signed", curl("SSL certificate problem: self-signed certificate"), untrusted),
+            .init("unknown issuer", curl("SSL certificate problem: unable to get local issuer certificate"), untrusted),
+            .init("peer failed verification", curl("SSL peer certificate or SSH remote key was not OK"), untrusted),
+            .init(
+                "name mismatch", curl("SSL: no alternative certificate subject name matches target host name 'a.example'"),
+                .tlsFailure(reason: "the certificate does not name the host")),
+            .init(
+                "handshake", curl("OpenSSL SSL_connect: Connection reset by peer in connection to a.example:443"),
+                .tlsFailure(reason: "the TLS handshake failed")),
+            .init(
+                "content coding", curl("Unrecognized content encoding type. libcurl understands deflate, gzip content encodings."),
+                .invalidResponse(reason: "the body is in a content coding that was not asked for and cannot be decoded")),
+            .init("anything else", curl("Something curl says"), .transport(description: "the connection failed (code -1)")),
+        ]
+    }()
+
+    @Test("libcurl's texts behind URLSession's code -1 on Linux", arguments: curlTexts)
+    func curlTextMapping(_ mapping: ErrorMapping) {
+        let classified = URLSessionTransport.classify(mapping.raised())
+        #expect(classified == mapping.expected)
+        Self.expectNoLibraryName(classified)
+    }
+    #endif
+
     @Test("AsyncHTTPClient and SwiftNIO errors", arguments: asyncHTTPClient)
     func asyncHTTPClientMapping(_ mapping: ErrorMapping) {
         let classified = AsyncHTTPClientTransport.classify(mapping.raised())
