@@ -94,6 +94,7 @@ public final class OperationLog: Sendable {
     }
 
     private struct FlushWaiter {
+        var id: UInt64
         var through: Int64
         var continuation: CheckedContinuation<Void, any Error>
     }
@@ -102,6 +103,7 @@ public final class OperationLog: Sendable {
         var inbox: [Item] = []
         var closed = false
         var flushes: [FlushWaiter] = []
+        var nextFlushID: UInt64 = 0
         /// Events up to this sequence number are sent without waiting for a full batch.
         var sendThrough: Int64 = 0
     }
@@ -202,35 +204,72 @@ public final class OperationLog: Sendable {
     /// Uploads every event recorded before the call, in as many batches as needed, and returns
     /// when the collector has acknowledged them all.
     ///
+    /// It is the call an app makes as it goes to the background, with seconds to spare: it ends
+    /// at once when its task is cancelled, and at `deadline` when one is given — also while the
+    /// log waits out a back-off the collector asked for (`Retry-After`). The events stay queued
+    /// either way.
+    ///
+    /// - parameter deadline: How long to wait for the acknowledgement at most; `nil` waits as
+    ///   long as it takes.
     /// - throws: ``OperationLogError/uploadFailed(_:)`` when an upload fails (the events stay
-    ///   queued and the log retries after its backoff); ``OperationLogError/closed``.
-    public func flush() async throws(OperationLogError) {
+    ///   queued and the log retries after its backoff), with ``RunwayError/cancelled`` when the
+    ///   task was cancelled and ``RunwayError/timeout`` when `deadline` passed first;
+    ///   ``OperationLogError/closed``.
+    public func flush(within deadline: Duration? = nil) async throws(OperationLogError) {
         await committedSoFar()
         if let network = engine.network, !network.path.isReachable {
             throw .uploadFailed(.noNetwork(reason: .unreachable))
         }
+        if Task.isCancelled { throw .uploadFailed(.cancelled) }
         let highest: Int64
         do {
             highest = try await queue.state().highestSequence
         } catch {
             throw .storage(reason: "\(error)")
         }
+        let id = state.withLock { state in
+            defer { state.nextFlushID &+= 1 }
+            return state.nextFlushID
+        }
+        // The deadline ends the wait from a task of its own; the flush's task ends it when cancelled.
+        let timer = deadline.map { deadline in
+            Task { [weak self] in
+                try? await Task.sleep(for: deadline)
+                if !Task.isCancelled { self?.endFlush(id, with: .uploadFailed(.timeout)) }
+            }
+        }
+        defer { timer?.cancel() }
         do {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let closed = state.withLock { state -> Bool in
-                    guard !state.closed else { return true }
-                    state.flushes.append(FlushWaiter(through: highest, continuation: continuation))
-                    state.sendThrough = max(state.sendThrough, highest)
-                    return false
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let closed = state.withLock { state -> Bool in
+                        guard !state.closed else { return true }
+                        state.flushes.append(FlushWaiter(id: id, through: highest, continuation: continuation))
+                        state.sendThrough = max(state.sendThrough, highest)
+                        return false
+                    }
+                    if closed { continuation.resume(throwing: OperationLogError.closed) }
+                    // Cancelled before the waiter was in place: the handler found nothing to end.
+                    if Task.isCancelled { endFlush(id, with: .uploadFailed(.cancelled)) }
+                    uploaderBell.ring()
                 }
-                if closed { continuation.resume(throwing: OperationLogError.closed) }
-                uploaderBell.ring()
+            } onCancel: {
+                endFlush(id, with: .uploadFailed(.cancelled))
             }
         } catch let error as OperationLogError {
             throw error
         } catch {
             throw .storage(reason: "\(error)")
         }
+    }
+
+    /// Ends the flush `id` with `error`, unless it has already ended.
+    private func endFlush(_ id: UInt64, with error: OperationLogError) {
+        let waiter = state.withLock { state -> FlushWaiter? in
+            guard let index = state.flushes.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.flushes.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: error)
     }
 
     /// What the queue holds and has done.

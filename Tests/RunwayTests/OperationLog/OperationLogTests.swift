@@ -102,6 +102,34 @@ struct OperationLogTests {
         }
     }
 
+    @Test("A flush during an hour's back-off ends at once when its task is cancelled, and at its deadline", .timeLimit(.minutes(5)))
+    func flushHonoursCancellationAndDeadline() async throws {
+        try await withCollector(fault: { batch in batch == 1 ? .tooManyRequests(retryAfter: 3600) : nil }) { fixture in
+            let (log, reports) = try fixture.openLog()
+            for _ in 0..<30 { try log.record("tap") }
+            let refused = try #require(await reports.first(1).first)
+            #expect((refused.backoff ?? .zero) >= .seconds(3600))
+            // Before, both waited out the hour: the time limit would end this test instead.
+            let flushing = Task { try await log.flush() }
+            flushing.cancel()
+            await #expect {
+                try await flushing.value
+            } throws: { error in
+                guard case .uploadFailed(.cancelled)? = error as? OperationLogError else { return false }
+                return true
+            }
+            await #expect {
+                try await log.flush(within: .milliseconds(200))
+            } throws: { error in
+                guard case .uploadFailed(.timeout)? = error as? OperationLogError else { return false }
+                return true
+            }
+            let status = try await log.status()
+            #expect(status.inFlight == 30 && status.uploaded == 0, "the events stay queued")
+            await log.close()
+        }
+    }
+
     @Test("A batch sent again after a failure keeps its idempotency key and its events")
     func retriedBatchKeepsItsKey() async throws {
         try await withCollector(fault: { batch in batch == 1 ? .serverError : nil }) { fixture in
