@@ -71,13 +71,10 @@ final class DeadlineWatch: @unchecked Sendable {
 
     /// Moves the timer to `deadline`; called under the lock.
     private func arm(at deadline: ContinuousClock.Instant) {
-        let remaining = max(deadline - .now, .zero)
-        let nanoseconds = remaining.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let delay: DispatchTimeInterval =
-            nanoseconds.overflow || nanoseconds.partialValue > Int64(Int.max / 2)
-            ? .seconds(Int(Int32.max))
-            : .nanoseconds(Int(nanoseconds.partialValue + remaining.components.attoseconds / 1_000_000_000))
-        timer.schedule(deadline: .now() + delay, repeating: .never, leeway: Self.leeway)
+        // A year is as good as never, and keeps the nanoseconds far from overflowing.
+        let remaining = min(max(deadline - .now, .zero), .seconds(365 * 86_400))
+        let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
+        timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)), repeating: .never, leeway: Self.leeway)
     }
 
     private func fire() {
