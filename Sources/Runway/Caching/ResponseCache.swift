@@ -56,6 +56,9 @@ public final class ResponseCache: Sendable {
     /// tier; a queued disk write checks it again when it runs, and the disk removal is queued
     /// behind it.
     private let generation = Locked(0)
+    /// Runs on the disk queue right after a lookup's disk read: where a test puts a removal that
+    /// races the read.
+    let afterDiskRead = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Creates a cache; with a `container`, its disk tier lives in the container's caches role.
     ///
@@ -157,13 +160,22 @@ public final class ResponseCache: Sendable {
         }
         guard policy.tiers == .memoryAndDisk, let disk else { return nil }
         let hash = key.hash
-        guard var entry = await disk.onQueue({ disk.entry(hash, now: now) }) else { return nil }
+        // Read before the disk: a removal that lands while the disk is read must not see the
+        // entry put back in memory by the promotion below.
+        let readGeneration = currentGeneration
+        let afterDiskRead = afterDiskRead.withLock { $0 }
+        guard var entry = await disk.onQueue({ () -> CachedEntry? in
+            defer { afterDiskRead?() }
+            return disk.entry(hash, now: now)
+        }) else { return nil }
         let fresh = entry.expiresAt > now
         if parsesJSON, !entry.body.isEmpty { entry.json = try? JSON(parsing: entry.body) }
         if fresh {
             var promoted = entry
             promoted.expiresAt = min(entry.expiresAt, now.addingTimeInterval(policy.memoryLifetime.seconds))
-            memory.store(promoted)
+            generation.withLock { current in
+                if current == readGeneration { memory.store(promoted) }
+            }
         }
         guard fresh || allowExpired else { return nil }
         return Hit(entry: entry, tier: .disk, isExpired: !fresh)

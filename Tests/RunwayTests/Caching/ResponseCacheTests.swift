@@ -123,6 +123,26 @@ struct ResponseCacheTests {
         }
     }
 
+    @Test("a removal that lands while a disk hit is read is not undone by the hit's promotion to memory")
+    func promotionRacingRemoval() async throws {
+        let cache = try makeCache()
+        try await withHarness(cache: cache) { harness in
+            let manager = APIManager(cachedAPI(), engine: harness.engine)
+            try await manager.load(with: ["q": "1"])
+            await cache.waitForDiskWork()
+            cache.purge()  // the next lookup reads the disk
+            // The removal runs between the disk read and the promotion, every time.
+            cache.afterDiskRead.withLock { $0 = { cache.removeAll() } }
+            let raced = try await manager.load(with: ["q": "1"])
+            cache.afterDiskRead.withLock { $0 = nil }
+            #expect(raced.origin == .cache(tier: .disk, age: .zero, isStale: false), "read before the removal")
+            #expect(cache.memoryUsage.count == 0, "the removal emptied memory after the read; nothing comes back")
+            await cache.waitForDiskWork()
+            #expect(try await manager.load(with: ["q": "1"]).origin == .network)
+            #expect(harness.probe.count("/echo") == 2)
+        }
+    }
+
     @Test("a memory-only policy expires after its lifetime; ignoring the cache fetches and stores afresh")
     func memoryOnlyAndIgnore() async throws {
         let cache = try makeCache()
