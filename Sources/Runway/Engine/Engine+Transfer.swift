@@ -32,8 +32,10 @@ extension Engine {
     /// destination (replacing an older one). A download cut short — a lost connection, a
     /// timeout, a cancellation, the app quitting — leaves the partial file, and the next attempt
     /// (a retry of the API's policy, or a later call with the same destination) asks the server
-    /// for the rest with `Range` and `If-Range`; a server that ignores ranges, or whose file
-    /// changed, sends it whole again. The API's timeout covers each whole attempt, so give a
+    /// for the rest with `Range` and `If-Range` (when the first answer had a strong `ETag`); a
+    /// server that ignores ranges, or whose file changed, sends it whole again, and a 206 that is
+    /// not the rest of the same file (another `ETag`, another start) makes the download start
+    /// again instead of splicing two versions. The partial file is readable by this user only. The API's timeout covers each whole attempt, so give a
     /// large download an API with a timeout to match.
     ///
     /// - returns: The transfer; its ``Transfer/value`` is the file, or
@@ -67,7 +69,7 @@ extension Engine {
                 sink.complete(response)
             }
             // The partial file is not part of what the server has now: start again, once.
-            if case .failure(.httpStatus(416, _)) = outcome.0, sink.askedForRange {
+            if sink.mustStartOver(after: outcome.0) {
                 sink.discardPartial()
                 outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, _, _ in
                     sink.complete(response)

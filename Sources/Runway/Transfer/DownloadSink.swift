@@ -5,9 +5,12 @@ import HTTPTypes
 /// (or an earlier run of the app) stopped when the server answers a `Range` request with 206.
 ///
 /// The rule that a resumed file is the same file is held at every step: the range is asked only
-/// with `If-Range` and the server's strong validator from the first answer; a 206 must start
-/// exactly where the partial file ends, or the download fails instead of splicing two versions
-/// together; a 200 starts the file again.
+/// with `If-Range` and the strong `ETag` of the first answer (never `Last-Modified`, whose
+/// one-second grain cannot tell two versions apart); a 206 must carry that same `ETag` and start
+/// exactly where the partial file ends — a proxy that ignores `If-Range` answers a changed file
+/// with a 206 too — or the partial file is dropped and the download starts again, instead of
+/// splicing two versions together; a 200 starts the file again. Partial files and their notes
+/// are readable by this user only, like every file Runway writes for a body.
 final class DownloadSink: ResponseSink {
     /// What was noted about a partial file, so a later attempt can ask for the rest of it.
     struct ResumeNote: Codable, Sendable {
@@ -30,6 +33,10 @@ final class DownloadSink: ResponseSink {
         var askedFrom: Int64?
         /// The URL of the current attempt's first request, which a resume note is for.
         var requestURL: String?
+        /// The validator the range was asked with, which a 206 must carry.
+        var askedValidator: String?
+        /// A 206 did not continue the partial file: it must go, and the download start again.
+        var mustStartOver = false
     }
 
     static let keptErrorBody = 64 * 1024
@@ -55,14 +62,20 @@ final class DownloadSink: ResponseSink {
         request.head.headerFields[.range] = nil
         request.head.headerFields[.ifRange] = nil
         var askedFrom: Int64?
+        var askedValidator: String?
         let url = request.head.url?.absoluteString
-        if let size = Self.size(of: partial), size > 0, let saved = readNote(), saved.url == url {
+        if let size = Self.size(of: partial), size > 0, let saved = readNote(), saved.url == url,
+            let validator = Self.strongValidator(saved.validator)
+        {
             request.head.headerFields[.range] = "bytes=\(size)-"
-            request.head.headerFields[.ifRange] = saved.validator
+            request.head.headerFields[.ifRange] = validator
             askedFrom = size
+            askedValidator = validator
         }
         state.withLock { state in
             state.askedFrom = askedFrom
+            state.askedValidator = askedValidator
+            state.mustStartOver = false
             state.requestURL = url
         }
     }
@@ -71,12 +84,12 @@ final class DownloadSink: ResponseSink {
         let code = head.status.code
         let contentRange = head.headerFields[.contentRange].flatMap(ContentRange.init)
         let length = head.headerFields[.contentLength].flatMap { Int64($0) }
-        let (askedFrom, previous) = state.withLock { state -> (Int64?, FileHandle?) in
+        let (askedFrom, askedValidator, previous) = state.withLock { state -> (Int64?, String?, FileHandle?) in
             let previous = state.output
             state.output = nil
             state.status = code
             state.other = Data()
-            return (state.askedFrom, previous)
+            return (state.askedFrom, state.askedValidator, previous)
         }
         try? previous?.close()
         guard (200...299).contains(code) else { return }
@@ -86,8 +99,15 @@ final class DownloadSink: ResponseSink {
         var total: Int64? = length
         if code == 206 {
             guard let askedFrom, let contentRange, contentRange.start == askedFrom else {
+                state.withLock { $0.mustStartOver = true }
                 throw RunwayError.invalidResponse(
                     reason: "a 206 answer for \(head.headerFields[.contentRange] ?? "no range") does not continue the file at byte \(askedFrom ?? 0)")
+            }
+            let answered = head.headerFields[.eTag].flatMap(Self.strongValidator)
+            guard let askedValidator, answered == askedValidator else {
+                state.withLock { $0.mustStartOver = true }
+                throw RunwayError.invalidResponse(
+                    reason: "a 206 answer with ETag \(answered ?? "none") does not continue the file started as \(askedValidator ?? "none")")
             }
             output = try Self.open(partial, truncating: false)
             _ = try output.seekToEnd()
@@ -96,7 +116,7 @@ final class DownloadSink: ResponseSink {
         } else {
             // A whole answer: the file starts again, and its validator is noted for a resume.
             output = try Self.open(partial, truncating: true)
-            if let validator = head.headerFields[.eTag].flatMap(Self.strongValidator) ?? head.headerFields[.lastModified] {
+            if let validator = head.headerFields[.eTag].flatMap(Self.strongValidator) {
                 writeNote(validator: validator)
             } else {
                 try? FileManager.default.removeItem(at: note)
@@ -181,8 +201,15 @@ final class DownloadSink: ResponseSink {
     /// Bytes received in the current attempt's answer.
     var bytesReceived: Int { state.withLock { Int($0.onDisk - $0.resumedFrom) } }
 
-    /// Whether the current attempt asked for a range.
-    var askedForRange: Bool { state.withLock { $0.askedFrom != nil } }
+    /// Whether the partial file cannot be resumed and the download must start again: the server
+    /// cannot serve the range asked for (416), or its 206 is not the rest of this file.
+    func mustStartOver(after outcome: Result<DownloadedFile, RunwayError>) -> Bool {
+        state.withLock { state in
+            guard state.askedFrom != nil, case .failure(let error) = outcome else { return false }
+            if case .httpStatus(416, _) = error { return true }
+            return state.mustStartOver
+        }
+    }
 
     private func readNote() -> ResumeNote? {
         guard let data = FileManager.default.contents(atPath: note.path) else { return nil }
@@ -194,14 +221,21 @@ final class DownloadSink: ResponseSink {
             let data = try? JSONEncoder().encode(ResumeNote(url: url, validator: validator))
         else { return }
         // Without the note the download still completes; it only cannot resume.
-        _ = FileManager.default.createFile(atPath: note.path, contents: data)
+        _ = FileManager.default.createFile(atPath: note.path, contents: data, attributes: Self.ownerOnly)
     }
+
+    /// Readable and writable by this user only: a download may be what nobody else on the
+    /// machine should read.
+    static var ownerOnly: [FileAttributeKey: Any] { [.posixPermissions: 0o600] }
 
     private static func open(_ url: URL, truncating: Bool) throws -> FileHandle {
         if truncating || !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: ownerOnly) else {
                 throw RunwayError.transport(description: "cannot create \(url.lastPathComponent)")
             }
+        } else {
+            // A partial file an older version of the app left readable to others.
+            try? FileManager.default.setAttributes(ownerOnly, ofItemAtPath: url.path)
         }
         do {
             return try FileHandle(forWritingTo: url)

@@ -144,8 +144,7 @@ extension URLSessionTransport {
             if let file = content.file {
                 uploadFile = file
             } else {
-                let file = FileManager.default.temporaryDirectory
-                    .appendingPathComponent("runway-upload-\(UUID().uuidString.lowercased())")
+                let file = try UploadSpool.makeFile()
                 try content.write(to: file)
                 spooled = file
                 uploadFile = file

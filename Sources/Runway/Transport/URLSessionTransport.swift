@@ -36,6 +36,8 @@ public final class URLSessionTransport: Transport {
         let delegate = SessionDelegate()
         self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        // Multipart forms are spooled to files for this transport: remove what a crash left.
+        UploadSpool.sweepOnce()
     }
 
     deinit {

@@ -14,20 +14,25 @@ import NIOPosix
 /// - `POST /upload/multipart` — parses a `multipart/form-data` body (up to 64 MB) and answers
 ///   each part's name, file name, content type, size and SHA-256.
 /// - `GET /files/blob?size=&version=&key=&drop_after=&ranges=` — `size` bytes of
-///   ``blobBytes(at:count:)``, with a strong `ETag` per size and version. Honours `Range: bytes=N-`
-///   with a matching `If-Range` (206), unless `ranges=none`. With `drop_after`, the first
-///   request for `key` breaks the connection after that many bytes; with `hold_after`, it stops
-///   sending after that many and holds the connection until the client leaves.
+///   ``blobBytes(at:count:version:)``, with a strong `ETag` per size and version. Honours
+///   `Range: bytes=N-` with a matching `If-Range` (206), unless `ranges=none`. With `drop_after`,
+///   the first request for `key` breaks the connection after that many bytes; with `hold_after`,
+///   it stops sending after that many and holds the connection until the client leaves. The
+///   faults of a file that changes behind a cache: `then_version=V` serves version `V` from the
+///   second request for `key` on; `if_range=ignore` answers every range with a 206 whatever
+///   `If-Range` says (as some proxies do); `etag=none` sends only `Last-Modified`.
 public enum TransferRoutes {
-    /// The bytes at `offset` of every blob, at most ``blobChunk`` of them: a pseudo-random
-    /// pattern whose period (65,521, a prime) shares no factor with chunk or page sizes, so a
-    /// resumed file spliced at the wrong place does not match.
-    public static func blobBytes(at offset: Int64, count: Int) -> ArraySlice<UInt8> {
-        let phase = Int(offset % Int64(period))
+    /// The bytes at `offset` of a blob's `version`, at most ``blobChunk`` of them: a
+    /// pseudo-random pattern whose period (65,521, a prime) shares no factor with chunk or page
+    /// sizes, so a resumed file spliced at the wrong place does not match; each version other
+    /// than `"1"` starts the pattern elsewhere, so a file spliced from two versions does not either.
+    public static func blobBytes(at offset: Int64, count: Int, version: String = "1") -> ArraySlice<UInt8> {
+        let shift = version == "1" ? 0 : Int64(version.utf8.reduce(7) { ($0 &* 31 &+ Int($1)) % period } + 1)
+        let phase = Int((offset + shift) % Int64(period))
         return pattern[phase..<phase + min(max(count, 0), blobChunk)]
     }
 
-    /// The most bytes one ``blobBytes(at:count:)`` slice holds.
+    /// The most bytes one ``blobBytes(at:count:version:)`` slice holds.
     public static let blobChunk = 65_536
 
     static let period = 65_521
@@ -110,13 +115,15 @@ public enum TransferRoutes {
         router.get("/files/blob") { request, _ -> Response in
             let query = request.uri.queryParameters
             let size = query["size"].flatMap { Int64(String($0)) } ?? 1 << 20
-            let version = query["version"].map(String.init) ?? "1"
             let key = query["key"].map(String.init) ?? "default"
             let dropAfter = query["drop_after"].flatMap { Int64(String($0)) }
             let holdAfter = query["hold_after"].flatMap { Int64(String($0)) }
             let honoursRanges = query["ranges"] != "none"
-            let etag = "\"blob-\(size)-\(version)\""
             let attempt = probe.record("/files/blob/\(key)")
+            let first = query["version"].map(String.init) ?? "1"
+            let version = attempt > 1 ? query["then_version"].map(String.init) ?? first : first
+            let etag = "\"blob-\(size)-\(version)\""
+            let ignoresIfRange = query["if_range"] == "ignore"
             let range = request.headers[.range]
             probe.record("/files/blob/\(key)/range=\(range ?? "none")")
 
@@ -124,9 +131,13 @@ public enum TransferRoutes {
             var status = HTTPResponse.Status.ok
             var headers = HTTPFields()
             headers[.contentType] = "application/octet-stream"
-            headers[.eTag] = etag
+            if query["etag"] == "none" {
+                headers[.lastModified] = "Wed, 25 Nov 2026 08:00:00 GMT"
+            } else {
+                headers[.eTag] = etag
+            }
             headers[.acceptRanges] = honoursRanges ? "bytes" : "none"
-            if honoursRanges, let range, request.headers[.ifRange].map({ $0 == etag }) ?? true,
+            if honoursRanges, let range, ignoresIfRange || (request.headers[.ifRange].map({ $0 == etag }) ?? true),
                 range.hasPrefix("bytes="), range.hasSuffix("-"),
                 let from = Int64(range.dropFirst("bytes=".count).dropLast())
             {
@@ -140,15 +151,15 @@ public enum TransferRoutes {
             }
             let stop = attempt == 1 ? (dropAfter ?? holdAfter).map { min(size, start + $0) } : nil
             let holds = holdAfter != nil
-            let first = start
+            let from = start
             return Response(
                 status: status, headers: headers,
-                body: ResponseBody(contentLength: Int(size - first)) { writer in
-                    var offset = first
+                body: ResponseBody(contentLength: Int(size - from)) { writer in
+                    var offset = from
                     let end = stop ?? size
                     while offset < end {
                         let count = Int(min(Int64(blobChunk), end - offset))
-                        try await writer.write(ByteBuffer(bytes: blobBytes(at: offset, count: count)))
+                        try await writer.write(ByteBuffer(bytes: blobBytes(at: offset, count: count, version: version)))
                         offset += Int64(count)
                     }
                     // Cut short on purpose: the connection breaks (or hangs) before the promised length.

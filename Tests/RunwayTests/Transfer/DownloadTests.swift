@@ -12,14 +12,14 @@ func makeTemporaryContainer() throws -> (Container, URL) {
     return (Container(root: root), root)
 }
 
-/// Whether `url` holds exactly the demo server's blob of `size` bytes. Compared a slice at a
-/// time (memcmp), so that megabytes cost milliseconds even in a debug build.
-func isBlob(_ url: URL, size: Int64) throws -> Bool {
+/// Whether `url` holds exactly the demo server's blob of `size` bytes (of `version`). Compared a
+/// slice at a time (memcmp), so that megabytes cost milliseconds even in a debug build.
+func isBlob(_ url: URL, size: Int64, version: String = "1") throws -> Bool {
     let handle = try FileHandle(forReadingFrom: url)
     defer { try? handle.close() }
     var offset: Int64 = 0
     while let chunk = try handle.read(upToCount: TransferRoutes.blobChunk), !chunk.isEmpty {
-        guard chunk == Data(TransferRoutes.blobBytes(at: offset, count: chunk.count)) else { return false }
+        guard chunk == Data(TransferRoutes.blobBytes(at: offset, count: chunk.count, version: version)) else { return false }
         offset += Int64(chunk.count)
     }
     return offset == size
@@ -95,6 +95,49 @@ struct DownloadTests {
         }
     }
 
+    @Test("a 206 of a changed file (a proxy that ignores If-Range) makes the download start again, never splices",
+          arguments: TransportKind.allCases)
+    func changedFileBehindProxy(_ kind: TransportKind) async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let size: Int64 = 3 * 1024 * 1024
+        try await withHarness(kind) { harness in
+            let key = "changed-\(kind)"
+            let file = try await harness.engine.download(
+                BlobAPI(),
+                params: [
+                    "size": .string("\(size)"), "key": .string(key), "drop_after": "1000000",
+                    "then_version": "2", "if_range": "ignore",
+                ],
+                to: .caches("changed.bin", in: container)
+            ).value
+            // Cut short at version 1; the range is answered 206 from version 2; then whole again.
+            #expect(harness.probe.count("/files/blob/\(key)") == 3)
+            #expect(harness.probe.count("/files/blob/\(key)/range=none") == 2)
+            #expect(file.resumedFrom == 0)
+            #expect(file.response.headerFields[.eTag] == "\"blob-\(size)-2\"")
+            #expect(try isBlob(file.url, size: size, version: "2"), "the file is version 2 throughout")
+        }
+    }
+
+    @Test("Last-Modified alone never validates a range: a download cut short starts again whole")
+    func lastModifiedIsNoValidator() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let size: Int64 = 2 * 1024 * 1024
+        try await withHarness { harness in
+            let file = try await harness.engine.download(
+                BlobAPI(),
+                params: ["size": .string("\(size)"), "key": "dated", "drop_after": "1000000", "etag": "none"],
+                to: .caches("dated.bin", in: container)
+            ).value
+            #expect(harness.probe.count("/files/blob/dated") == 2)
+            #expect(harness.probe.count("/files/blob/dated/range=none") == 2, "no range was asked")
+            #expect(file.resumedFrom == 0)
+            #expect(try isBlob(file.url, size: size))
+        }
+    }
+
     @Test("a download cancelled midway keeps its partial file, and the next call resumes from it")
     func resumesAcrossCalls() async throws {
         let (container, root) = try makeTemporaryContainer()
@@ -117,6 +160,8 @@ struct DownloadTests {
             await #expect(throws: RunwayError.cancelled) { try await first.value }
             let partial = try destination.url().appendingPathExtension("part")
             #expect(FileManager.default.fileExists(atPath: partial.path))
+            #expect(try permissions(partial) == 0o600, "a partial download is readable by this user only")
+            #expect(try permissions(partial.appendingPathExtension("resume")) == 0o600)
 
             let second = try await harness.engine.download(
                 api, params: ["size": .string("\(size)"), "key": "later", "hold_after": "1048576"], to: destination
@@ -187,4 +232,9 @@ struct DownloadTests {
             #expect(harness.probe.count("/files/blob/default") == 0)
         }
     }
+}
+
+/// The POSIX permission bits of the file at `url`.
+func permissions(_ url: URL) throws -> Int {
+    try #require(FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber).intValue
 }
