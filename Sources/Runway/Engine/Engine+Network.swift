@@ -26,8 +26,9 @@ struct TransferHooks: Sendable {
 
 extension Engine {
     /// Every attempt of one call over the network: build, apply the credential, sign, send,
-    /// follow redirects, land, renew an expired credential once, and retry what the API's policy
-    /// retries — all within the API's deadlines.
+    /// follow redirects, land, sign again once after the signer corrected its clock, renew an
+    /// expired credential once, and retry what the API's policy retries — all within the API's
+    /// deadlines.
     ///
     /// - parameter land: Turns the final answer of an attempt into the load's outcome.
     func network<Value: Sendable>(
@@ -41,6 +42,7 @@ extension Engine {
         let authentication = api.authenticates ? service.authentication : nil
         var credential: CredentialLease?
         var renewals = 0
+        var clockCorrections = 0
         var bodyDigest: String?
         var seen = Attempts()
         while true {
@@ -65,7 +67,17 @@ extension Engine {
                     credential: credential, bodyDigest: bodyDigest, hooks: hooks, cancellation: cancellation, seen: &seen)
                 retryAfter = Landing.retryAfter(in: exchanged.response.head)
                 seen.retryAfter = retryAfter
-                if let authentication, let used = credential, exchanged.carriedCredential,
+                // Refused for the device's clock: the signer corrects it and the request is signed
+                // again, once per load. Not a retry of the API's policy, and never the
+                // authenticator's business: a second such refusal lands as the answer it is.
+                let refusedForClock =
+                    exchanged.carriedCredential
+                    && service.signer?.correctsClock(after: exchanged.response.head, body: exchanged.response.body) == true
+                if refusedForClock, clockCorrections == 0 {
+                    clockCorrections += 1
+                    continue
+                }
+                if !refusedForClock, let authentication, let used = credential, exchanged.carriedCredential,
                     authentication.isAuthenticationFailure(exchanged.response.head)
                 {
                     guard renewals == 0 else {
@@ -82,11 +94,12 @@ extension Engine {
             } catch {
                 outcome = .failure(error)
             }
+            let policyAttempt = attempt - renewals - clockCorrections
             if case .failure(let error) = outcome, !cancellation.isCancelledOrTask,
-                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: attempt - renewals),
+                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: policyAttempt),
                 network?.path.isReachable != false
             {
-                let delay = api.retryPolicy.delay(afterAttempt: attempt - renewals, retryAfter: retryAfter)
+                let delay = api.retryPolicy.delay(afterAttempt: policyAttempt, retryAfter: retryAfter)
                 if let loadDeadline, clock.now + delay >= loadDeadline { return (outcome, seen) }
                 do {
                     let sleep = self.sleep

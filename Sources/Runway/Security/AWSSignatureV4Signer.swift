@@ -11,6 +11,12 @@ public import HTTPTypes
 /// Every header field present when it signs is signed, except those proxies may change
 /// (`user-agent`, `expect`, hop-by-hop fields), plus `host`.
 ///
+/// Like AWS's own SDKs, it corrects a device clock that is more than five minutes off: when a
+/// service refuses a request for its time (`RequestTimeTooSkewed`, `RequestExpired`,
+/// `RequestInTheFuture`, or a signature error while the server's clock is that far away), the
+/// signer learns the server's clock — S3's `<ServerTime>`, else the `Date` field — and the
+/// engine signs the request again, once.
+///
 /// For example:
 ///
 /// ```swift
@@ -36,6 +42,19 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
     private let secretAccessKey: String
     private let sessionToken: String?
     private let now: @Sendable () -> Date
+    private let offset = ClockOffset()
+
+    /// Seconds added to the signer's clock, learned from the last answer that refused a request
+    /// for its time (0 until then).
+    public var clockOffset: TimeInterval { offset.value }
+
+    /// Error codes that say the request's time was refused.
+    static let clockSkewCodes = ["RequestTimeTooSkewed", "RequestExpired", "RequestInTheFuture"]
+    /// Error codes of a signature that did not match, which a wrong date in its scope causes too.
+    static let signatureCodes = ["InvalidSignatureException", "SignatureDoesNotMatch", "AuthFailure"]
+    /// How far apart the clocks must be before a refusal counts as the clock's fault: AWS's SDKs
+    /// use five minutes.
+    static let skewThreshold: TimeInterval = 300
 
     static let unsignedHeaders: Set<String> = [
         "authorization", "connection", "expect", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
@@ -68,7 +87,7 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
     }
 
     public func sign(_ request: inout HTTPRequest, body: Data?, context: SigningContext) throws {
-        let (amzDate, date) = Self.timestamps(now())
+        let (amzDate, date) = Self.timestamps(offset.adjusted(now()))
         let payloadHash = context.bodySHA256 ?? RequestSignature.sha256Hex(body)
         request.headerFields[.authorization] = nil
         request.headerFields[HTTPField.Name("X-Amz-Date")!] = amzDate
@@ -83,6 +102,28 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
         let signature = RequestSignature.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: signingKey(date: date)))
         request.headerFields[.authorization] =
             "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+    }
+
+    /// Learns the server's clock from a 4xx that names a time or signature error while the
+    /// clocks are more than ``skewThreshold`` apart.
+    public func correctsClock(after response: HTTPResponse, body: Data) -> Bool {
+        guard (400...403).contains(response.status.code), !body.isEmpty else { return false }
+        let text = String(decoding: body.prefix(16 << 10), as: UTF8.self)
+        guard (Self.clockSkewCodes + Self.signatureCodes).contains(where: { text.contains($0) }),
+            let serverTime = Self.serverTime(inErrorBody: text) ?? response.headerFields[.date].flatMap(HTTPDate.parse)
+        else { return false }
+        let local = now()
+        guard abs(serverTime.timeIntervalSince(offset.adjusted(local))) > Self.skewThreshold else { return false }
+        offset.learn(serverTime: serverTime, localTime: local)
+        return true
+    }
+
+    /// S3's `<ServerTime>2026-11-25T08:00:00Z</ServerTime>` in an error body.
+    static func serverTime(inErrorBody text: String) -> Date? {
+        guard let open = text.range(of: "<ServerTime>"),
+            let close = text.range(of: "</ServerTime>", range: open.upperBound..<text.endIndex)
+        else { return nil }
+        return try? Date(String(text[open.upperBound..<close.lowerBound]), strategy: .iso8601)
     }
 
     /// The canonical request and the signed header names, as AWS defines them.

@@ -8,6 +8,11 @@ public import HTTPTypes
 /// Give each service its own signer and key id. Every attempt is signed afresh (retries too), with
 /// a new timestamp and nonce. The secret never appears in logs, descriptions or error messages.
 ///
+/// A device's clock may be wrong by minutes or days. When the verifier refuses a timestamp
+/// outside its window (a 401 with ``RequestSignature/clockSkewError``), the signer learns the
+/// verifier's clock from the answer and the engine signs the request again, once; every later
+/// signature uses the corrected clock (``clockOffset``), and no credential refresh starts.
+///
 /// For example:
 ///
 /// ```swift
@@ -22,6 +27,11 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
     private let secret: SymmetricKey
     private let now: @Sendable () -> Date
     private let makeNonce: @Sendable () -> String
+    private let offset = ClockOffset()
+
+    /// Seconds added to the signer's clock: what the verifier's clock was ahead of it when a
+    /// signature was last refused for its time (0 until then).
+    public var clockOffset: TimeInterval { offset.value }
 
     /// Creates a signer.
     ///
@@ -53,7 +63,7 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
         guard let scheme = request.scheme, let authority = request.authority else {
             throw RequestSignature.FormatError(reason: "the request has no scheme or authority")
         }
-        let timestamp = Int64(now().timeIntervalSince1970.rounded(.down))
+        let timestamp = Int64(offset.adjusted(now()).timeIntervalSince1970.rounded(.down))
         let nonce = makeNonce()
         let bodyHash = context.bodySHA256 ?? RequestSignature.sha256Hex(body)
         let signed = signedHeaderFields.map { name -> (name: String, value: String?) in
@@ -71,6 +81,14 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
         request.headerFields[fields.contentSHA256] = bodyHash
         request.headerFields[fields.signedHeaders] = signed.map(\.name).sorted().joined(separator: ";")
         request.headerFields[fields.signature] = RequestSignature.hmacHex(canonical, secret: secret)
+    }
+
+    /// Learns the verifier's clock from a 401 whose challenge says the timestamp was outside the
+    /// window.
+    public func correctsClock(after response: HTTPResponse, body: Data) -> Bool {
+        guard let serverTime = RequestSignature.serverTime(ifClockSkewed: response) else { return false }
+        offset.learn(serverTime: serverTime, localTime: now())
+        return true
     }
 
     /// Names the key id only.

@@ -16,6 +16,23 @@ public protocol RequestSigner: Sendable {
     ///   - context: The API's name and the service, which some signatures include.
     /// - throws: Any error; the engine reports it as ``RunwayError/invalidRequest(reason:)``.
     func sign(_ request: inout HTTPRequest, body: Data?, context: SigningContext) throws
+
+    /// Whether `response` refused a request this signer signed because of the time it was signed
+    /// at, and the signer has corrected its clock from it.
+    ///
+    /// When it returns `true`, the engine signs the request again at once, once per load — not a
+    /// retry of the API's policy, and never shown to the service's authenticator: a device whose
+    /// clock is wrong is not a user whose sign-in expired. The default returns `false`.
+    ///
+    /// - parameters:
+    ///   - response: The answer's head.
+    ///   - body: The answer's body (empty for a download, whose body went to its file).
+    func correctsClock(after response: HTTPResponse, body: Data) -> Bool
+}
+
+extension RequestSigner {
+    /// Never: a signer without a clock to correct.
+    public func correctsClock(after response: HTTPResponse, body: Data) -> Bool { false }
 }
 
 /// What a signer may include beyond the request itself.

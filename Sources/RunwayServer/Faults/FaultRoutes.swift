@@ -21,6 +21,9 @@ import Hummingbird
 ///   never offered).
 /// - `GET /faults/challenge?scheme=` — 401 with `WWW-Authenticate: {scheme} realm="runway"`.
 /// - `GET /faults/set-cookie` — 200 with `Set-Cookie: session=abc; Path=/`.
+/// - `GET /faults/aws-time` — answers as S3 does for the time of a SigV4 request: 403 with
+///   `RequestTimeTooSkewed` and `<ServerTime>` when `X-Amz-Date` is more than 15 minutes from the
+///   server's clock, else 200 with the date it got. (The signature itself is not checked.)
 /// - `PUT /faults/reset-content` — 205 with no body.
 /// - `GET /faults/chunked?bytes=` — `bytes` bytes of JSON string in chunks of 4 KB, with no
 ///   `Content-Length`: a body whose size shows only as it arrives.
@@ -37,6 +40,15 @@ import Hummingbird
 ///   its own URL, a loop).
 /// - `ANY /echo/…` — the request as the server saw it: method, path, raw query, headers, body.
 enum FaultRoutes {
+    /// SigV4's `X-Amz-Date` (`20261125T080000Z`), read as the ISO 8601 time it abbreviates.
+    static func amzDate(_ text: String) -> Date? {
+        let digits = Array(text)
+        guard digits.count == 16, digits[8] == "T", digits[15] == "Z" else { return nil }
+        let part = { (range: Range<Int>) in String(digits[range]) }
+        let iso = "\(part(0..<4))-\(part(4..<6))-\(part(6..<8))T\(part(9..<11)):\(part(11..<13)):\(part(13..<15))Z"
+        return try? Date(iso, strategy: .iso8601)
+    }
+
     static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
         router.get("/faults/not-json") { _, _ in
             probe.record("/faults/not-json")
@@ -128,6 +140,25 @@ enum FaultRoutes {
             var response = JSONResponse.html("sign in", status: .unauthorized)
             response.headers[.wwwAuthenticate] = "\(scheme) realm=\"runway\""
             return response
+        }
+        router.get("/faults/aws-time") { request, _ -> Response in
+            probe.record("/faults/aws-time")
+            let sent = request.headers[HTTPField.Name("X-Amz-Date")!] ?? ""
+            guard let signedAt = amzDate(sent) else {
+                return JSONResponse.raw(Data("<Error><Code>MissingDate</Code></Error>".utf8), status: .badRequest, contentType: "application/xml")
+            }
+            let now = Date()
+            guard abs(signedAt.timeIntervalSince(now)) <= 900 else {
+                let error = """
+                    <?xml version="1.0" encoding="UTF-8"?>
+                    <Error><Code>RequestTimeTooSkewed</Code><Message>The difference between the request time and the \
+                    current time is too large.</Message><RequestTime>\(sent)</RequestTime>\
+                    <ServerTime>\(now.formatted(.iso8601))</ServerTime><MaxAllowedSkewMilliseconds>900000\
+                    </MaxAllowedSkewMilliseconds></Error>
+                    """
+                return JSONResponse.raw(Data(error.utf8), status: .forbidden, contentType: "application/xml")
+            }
+            return JSONResponse.success(["amzDate": sent])
         }
         router.get("/faults/set-cookie") { _, _ -> Response in
             probe.record("/faults/set-cookie")

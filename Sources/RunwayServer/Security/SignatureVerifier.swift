@@ -18,7 +18,7 @@ import Runway
 /// |---|---|---|
 /// | 401 | `missing_header` | a signature header field is absent (`header` names it) |
 /// | 401 | `unknown_key` | the key id is not configured |
-/// | 401 | `stale_timestamp` | the timestamp is outside the window, in either direction |
+/// | 401 | `stale_timestamp` | the timestamp is outside the window, in either direction; the answer's `WWW-Authenticate` carries ``RequestSignature/clockSkewError`` and the verifier's time (`server_time`), so the client corrects its clock instead of signing in again |
 /// | 401 | `malformed_request` | the query is not validly percent-encoded, or `content-type` is not signed |
 /// | 401 | `bad_signature` | no active secret of the key produces the signature |
 /// | 401 | `replayed_nonce` | the nonce was already used within the window |
@@ -87,7 +87,11 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         let clock = now()
         guard let timestamp = Int64(request.headers[fields.timestamp] ?? ""),
             abs(Double(timestamp) - clock.timeIntervalSince1970) <= window
-        else { return Self.refuse(.staleTimestamp) }
+        else {
+            var refused = Self.refuse(.staleTimestamp, detail: ["serverTime": String(Int64(clock.timeIntervalSince1970.rounded(.down)))])
+            refused.headers[.wwwAuthenticate] = RequestSignature.clockSkewChallenge(serverTime: clock)
+            return refused
+        }
         guard let signature = RequestSignature.bytes(fromHex: request.headers[fields.signature] ?? ""),
             let declaredHash = request.headers[fields.contentSHA256], RequestSignature.bytes(fromHex: declaredHash) != nil
         else {
@@ -150,7 +154,10 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     static func refuse(_ reason: Reason, detail: [String: String] = [:]) -> Response {
         var object: [String: Any] = ["code": 401, "reason": reason.rawValue]
         for (key, value) in detail { object[key] = value }
-        return JSONResponse.make(object, status: .unauthorized)
+        var response = JSONResponse.make(object, status: .unauthorized)
+        // Every 401 names its scheme and why (RFC 9110 §11.6.1).
+        response.headers[.wwwAuthenticate] = "\(RequestSignature.challengeScheme) error=\"\(reason.rawValue)\""
+        return response
     }
 
     static func unavailable(_ reason: Reason) -> Response {
