@@ -21,6 +21,9 @@ enum AsyncHTTPClientErrors {
         case let error as HTTPClientError: return classify(client: error)
         case let error as NIOSSLError: return classify(tls: error)
         case let error as BoringSSLError: return .tlsFailure(reason: handshakeReason(String(describing: error)))
+        case let error as NIOSSLExtraError:
+            if error == .failedToValidateHostname { return .tlsFailure(reason: "the certificate does not name the host") }
+            return .tlsFailure(reason: "the secure connection failed")
         case let error as HTTPParserError:
             // The connection ended mid-message: the response was cut short on the wire.
             if case .invalidEOFState = error { return .connectionLost }

@@ -122,6 +122,9 @@ struct ErrorClassificationTests {
         .init(
             "NIOSSL handshakeFailed", { NIOSSLError.handshakeFailed(.syscallError) },
             .tlsFailure(reason: "the TLS handshake failed")),
+        .init(
+            "NIOSSL failedToValidateHostname", { NIOSSLExtraError.failedToValidateHostname },
+            .tlsFailure(reason: "the certificate does not name the host")),
         .init("NIOSSL readInInvalidTLSState", { NIOSSLError.readInInvalidTLSState }, .tlsFailure(reason: "the secure connection failed")),
         .init("HTTPParser invalidEOFState", { HTTPParserError.invalidEOFState }, .connectionLost),
         .init(

@@ -3,7 +3,10 @@ public import RunwayStorage
 
 /// A server list for an ``EndpointSelector``: the host's addresses fetched from an API of the
 /// app's at most once a day and kept in application support as a versioned file, so that a
-/// launch starts from the last list at once and never waits for the network.
+/// launch starts from the last list at once and never waits for the network — unless the stored
+/// list is older than ``maximumStoredAge`` (an app not opened for weeks): addresses that old may
+/// no longer be the service's, so the launch starts from the configured candidates and the next
+/// refresh fetches a new list.
 ///
 /// For example:
 ///
@@ -26,23 +29,36 @@ public final class EndpointList: Sendable {
     public let selector: EndpointSelector
     /// How old the list may be before ``refresh(using:api:now:)`` fetches it again. Default a day.
     public let maximumAge: Duration
+    /// How old a stored list may be and still be used at launch. Default a week.
+    public let maximumStoredAge: Duration
     private let file: VersionedFile
     private let fetchedAt: Locked<Date?>
 
     /// Opens the stored list of `selector`'s host (if any) and hands its addresses to the
-    /// selector, beside the configured ones.
+    /// selector, beside the configured ones, unless it is older than `maximumStoredAge`.
     ///
+    /// - parameters:
+    ///   - now: The time now; replace it in tests.
     /// - throws: `StorageError` when the file's folder cannot be made. A stored list that
-    ///   cannot be read (damaged, another host's, a newer format) is ignored: the next refresh
-    ///   fetches a new one.
-    public init(selector: EndpointSelector, container: Container, maximumAge: Duration = .seconds(86_400)) throws(StorageError) {
+    ///   cannot be read (damaged, another host's, a newer format) or is too old is not used: the
+    ///   next refresh fetches a new one.
+    public init(
+        selector: EndpointSelector, container: Container, maximumAge: Duration = .seconds(86_400),
+        maximumStoredAge: Duration = .seconds(7 * 86_400), now: Date = Date()
+    ) throws(StorageError) {
         self.selector = selector
         self.maximumAge = maximumAge
+        self.maximumStoredAge = maximumStoredAge
         file = VersionedFile(
             url: try container.url(for: "runway/endpoints/\(selector.host).list", in: .applicationSupport),
             format: Self.format)
         let stored = try? file.read(Stored.self)
-        let usable = stored.flatMap { $0.host == selector.host ? $0 : nil }
+        let limit = Double(maximumStoredAge.components.seconds)
+        // A list from the future (a clock set back) is as untrustworthy as an old one.
+        let usable = stored.flatMap { stored in
+            let age = now.timeIntervalSince(stored.fetchedAt)
+            return stored.host == selector.host && age >= 0 && age <= limit ? stored : nil
+        }
         fetchedAt = Locked(usable?.fetchedAt)
         if let usable { selector.setCandidates(selector.configuredCandidates + usable.addresses) }
     }

@@ -138,9 +138,20 @@ public final class EndpointSelector: Sendable {
         }
     }
 
-    /// Marks `address` unhealthy until the next round: the next fastest takes over.
+    /// Marks `address` unhealthy until the next round: the next fastest takes over. The engine
+    /// reports every address that could not be reached, failed TLS or its pins, lost the
+    /// connection or did not answer in time.
     public func reportFailure(of address: String) {
         state.withLock { _ = $0.unhealthy.insert(address) }
+    }
+
+    /// Sets the ranking as a round would have, without measuring: for tests of what the engine
+    /// does with a ranking, which must not depend on which socket the scheduler served first.
+    func rank(_ addresses: [String]) {
+        state.withLock { state in
+            state.ranking = addresses.filter(state.candidates.contains)
+            state.unhealthy = []
+        }
     }
 
     /// Measures every candidate concurrently and ranks the healthy ones by their median.

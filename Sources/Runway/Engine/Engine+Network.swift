@@ -123,7 +123,8 @@ extension Engine {
 
     /// One attempt's exchange: the first request and every redirect hop the API's policy
     /// follows, each checked against the service's rules, given the credential and signed while
-    /// it stays on the service's origin, and sent within `deadline`.
+    /// it stays on the service's origin, and sent within `deadline` — to the next fastest address
+    /// when the chosen one fails before anything was sent.
     func exchange(
         _ built: PreparedRequest, api: some API, registered: RegisteredService, attempt: Int,
         deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, bodyDigest: String? = nil,
@@ -133,6 +134,8 @@ extension Engine {
         var target = built
         var withCredentials = true
         var hops = 0
+        /// Addresses given up on within this attempt, each for a failure before anything was sent.
+        var failovers = 0
         /// The fields the authenticator set: redacted, with the usual ones, from what app code sees.
         var credentialNames = Set<HTTPField.Name>()
         while true {
@@ -173,8 +176,17 @@ extension Engine {
                 response = try await send(
                     request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation)
             } catch {
-                // The chosen address did not take the connection: the next fastest takes over.
-                if let address, error.isUnreachable { service.endpoints?.reportFailure(of: address) }
+                // The chosen address failed: it is left until the next round, and the next fastest
+                // takes over — at once, for this very request, when nothing of it was sent.
+                if let address, let selector = service.endpoints, error.faultsAddress {
+                    selector.reportFailure(of: address)
+                    if error.leftNothingSent, failovers < selector.candidates.count,
+                        let next = selector.address, next != address
+                    {
+                        failovers += 1
+                        continue
+                    }
+                }
                 throw error
             }
             // Cookies are kept from the service's own origin only.

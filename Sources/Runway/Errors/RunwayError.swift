@@ -84,6 +84,25 @@ public enum RunwayError: Error, Sendable, Hashable {
         }
     }
 
+    /// Whether the failure speaks against the address the request was sent to (when the engine
+    /// chose it): it could not be reached, its TLS or pins failed, its connection broke, or it did
+    /// not answer in time.
+    var faultsAddress: Bool {
+        switch self {
+        case .noNetwork, .connectionLost, .timeout, .tlsFailure, .pinningFailed: return true
+        default: return false
+        }
+    }
+
+    /// Whether the failure came before any of the request was sent — no connection, or a TLS
+    /// handshake or pin that failed — so sending it elsewhere repeats nothing, whatever its method.
+    var leftNothingSent: Bool {
+        switch self {
+        case .noNetwork(.connectionRefused), .noNetwork(.unreachable), .tlsFailure, .pinningFailed: return true
+        default: return false
+        }
+    }
+
     /// Whether trying the same request again may succeed: a 408 or 5xx status, a timeout, or a
     /// connection that could not be made or was lost.
     public var isTransient: Bool {

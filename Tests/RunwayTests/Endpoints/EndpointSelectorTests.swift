@@ -205,6 +205,123 @@ struct EndpointSelectorTests {
         }
     }
 
+    /// What is wrong with the fastest address's server.
+    enum AddressFault: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// Its certificate names another host.
+        case certificateName
+        /// Its key matches none of the service's pins.
+        case pin
+        var testDescription: String { rawValue }
+    }
+
+    @Test("a TLS or pin failure through the fastest address moves that load and every later one to the next, at once",
+          arguments: AddressFault.allCases)
+    func tlsFailureFailsOver(_ fault: AddressFault) async throws {
+        let authority = try TestCertificateAuthority()
+        let good = try authority.pinnedServerIdentity(dnsNames: [Self.host])
+        let right = try await DemoServer.start(tls: good.tls, address: "127.0.0.1")
+        let badIdentity = try authority.serverIdentity(dnsNames: [fault == .certificateName ? "other.runway.test" : Self.host])
+        let wrong = try await DemoServer.start(tls: badIdentity, address: "127.0.0.2", port: right.port)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try authority.rootCertificate()])
+        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        try await withCleanup({
+            try? await transport.shutdown()
+            await right.stop()
+            await wrong.stop()
+        }) {
+            let selector = EndpointSelector(
+                host: Self.host, port: right.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
+            selector.rank(["127.0.0.2", "127.0.0.1"])
+            let log = LogCapture()
+            let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in log })
+            let pins = PublicKeyPins(
+                host: Self.host, primary: good.spkiPin, backups: [PublicKeyPins.pin(ofSPKI: Array("a backup key".utf8))])
+            try engine.register(
+                Service(
+                    id: .test, baseURLs: [.release: "https://\(Self.host):\(right.port)"], endpoints: selector,
+                    pins: fault == .pin ? [pins] : []))
+            for index in 0..<5 {
+                // No retry policy: the first load moves on within its own attempt.
+                _ = try await engine.perform(TestAPI(path: "/echo/\(index)"), params: [:]).get()
+                #expect(selector.address == "127.0.0.1")
+            }
+            #expect(right.probe.count("/echo") == 5)
+            #expect(wrong.probe.count("/echo") == 0)
+            #expect(log.lines.filter { $0.message.contains("via 127.0.0.1") }.count == 5)
+        }
+    }
+
+    @Test("a timeout through the fastest address marks it: the retry and every later load go to the next")
+    func timeoutMarksAddress() async throws {
+        // Both answer `/faults/gate/open` only once their gate is open: the slow one never opens
+        // it, as a stopped process would not answer.
+        let healthy = try await DemoServer.start(address: "127.0.0.1")
+        let hung = try await DemoServer.start(address: "127.0.0.2", port: healthy.port)
+        healthy.probe.openGate("open")
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await healthy.stop()
+            // Its handler still waits at the gate: let it go, so the server can stop.
+            hung.probe.openGate("open")
+            await hung.stop()
+        }) {
+            let selector = EndpointSelector(
+                host: Self.host, port: healthy.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
+            selector.rank(["127.0.0.2", "127.0.0.1"])
+            let (engine, log) = try Self.engine(selector, port: healthy.port, transport: transport)
+            // The deadline is the subject: a short one, and a retry after it.
+            var api = TestAPI(path: "/faults/gate/open", timeout: .seconds(2))
+            api.retryPolicy = RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1))
+            _ = try await engine.perform(api, params: [:]).get()
+            #expect(hung.probe.count("/faults/gate/open") == 1)
+            #expect(healthy.probe.count("/faults/gate/open") == 1)
+            #expect(selector.address == "127.0.0.1")
+            for _ in 0..<4 {
+                _ = try await engine.perform(TestAPI(path: "/faults/gate/open"), params: [:]).get()
+            }
+            #expect(healthy.probe.count("/faults/gate/open") == 5)
+            #expect(hung.probe.count("/faults/gate/open") == 1, "never again this round")
+            #expect(log.lines.filter { $0.message.contains("via 127.0.0.1") }.count == 5)
+            // The next round forgives it.
+            selector.rank(["127.0.0.2", "127.0.0.1"])
+            #expect(selector.address == "127.0.0.2")
+        }
+    }
+
+    @Test("a stored server list older than a week is not used at launch; the next refresh fetches a new one")
+    func staleServerList() async throws {
+        let server = try await DemoServer.start(endpointList: ["127.0.0.2"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-endpoints-\(UUID().uuidString)")
+        let container = Container(root: folder)
+        let transport = AsyncHTTPClientTransport()
+        let engine = Engine(transport: transport)
+        try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }) {
+            let fetched = Date(timeIntervalSince1970: 1_800_000_000)
+            let first = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let list = try EndpointList(selector: first, container: container, now: fetched)
+            #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: fetched))
+
+            for (age, used) in [(6 * 86_400.0, true), (8 * 86_400.0, false), (-3_600.0, false)] {
+                let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+                let stored = try EndpointList(selector: relaunched, container: container, now: fetched + age)
+                #expect(relaunched.candidates == (used ? ["127.0.0.1", "127.0.0.2"] : ["127.0.0.1"]), "age \(age)")
+                #expect(stored.lastFetched == (used ? fetched : nil))
+            }
+            let weeksLater = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let later = try EndpointList(selector: weeksLater, container: container, now: fetched + 30 * 86_400)
+            #expect(try await later.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: fetched + 30 * 86_400))
+            #expect(weeksLater.candidates == ["127.0.0.1", "127.0.0.2"])
+            #expect(server.probe.count("/endpoints") == 2)
+        }
+    }
+
     @Test("The server list: fetched at most once a day, kept in application support, used at the next launch without the network")
     func serverListDailyAndAtLaunch() async throws {
         let server = try await DemoServer.start(endpointList: ["127.0.0.2", "::1", "not-an-address", "127.0.0.3"])
@@ -231,7 +348,7 @@ struct EndpointSelectorTests {
 
             // The next launch starts from the stored list before any network.
             let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
-            let stored = try EndpointList(selector: relaunched, container: container)
+            let stored = try EndpointList(selector: relaunched, container: container, now: day + 86_401 + 60)
             #expect(relaunched.candidates == ["127.0.0.1", "127.0.0.2", "::1", "127.0.0.3"])
             #expect(stored.lastFetched == day + 86_401)
             let file = try container.url(for: "runway/endpoints/\(Self.host).list", in: .applicationSupport)
