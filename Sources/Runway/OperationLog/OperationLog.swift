@@ -168,8 +168,8 @@ public final class OperationLog: Sendable {
     /// whatever else arrived meanwhile. Returns the event's identifier.
     ///
     /// - throws: ``OperationLogError/invalidName(_:)``, ``OperationLogError/unencodablePayload(reason:)``,
-    ///   ``OperationLogError/eventTooLarge(size:limit:)``, or ``OperationLogError/closed``; nothing
-    ///   is queued then.
+    ///   ``OperationLogError/invalidTime(_:)``, ``OperationLogError/eventTooLarge(size:limit:)``, or
+    ///   ``OperationLogError/closed``; nothing is queued then.
     @discardableResult
     public func record(_ name: String, payload: JSON = [:], at time: Date = Date()) throws(OperationLogError) -> String {
         let event = try makeEvent(name, payload: payload, time: time)
@@ -301,8 +301,17 @@ public final class OperationLog: Sendable {
 
     // MARK: - Recording
 
+    /// The event, once everything a collector would refuse it for is ruled out here: an event
+    /// the collector refuses would hold back every event queued behind it.
     private func makeEvent(_ name: String, payload: JSON, time: Date) throws(OperationLogError) -> OperationEvent {
-        guard !name.isEmpty, name.utf8.count <= OperationEvent.maximumNameLength else { throw .invalidName(name) }
+        guard !name.isEmpty, name.utf8.count <= OperationEvent.maximumNameLength, !name.utf8.contains(0) else {
+            throw .invalidName(name)
+        }
+        let milliseconds = (time.timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds >= 0, milliseconds < 0x1p62 else { throw .invalidTime(time) }
+        if Self.holdsNUL(payload) {
+            throw .unencodablePayload(reason: "a string holds a NUL character, which the collector cannot store")
+        }
         let encoded: Data
         do {
             encoded = try payload.encoded()
@@ -315,7 +324,17 @@ public final class OperationLog: Sendable {
         }
         return OperationEvent(
             id: UUID().uuidString.lowercased(), name: name,
-            timeMilliseconds: Int64((time.timeIntervalSince1970 * 1000).rounded()), payload: encoded)
+            timeMilliseconds: Int64(milliseconds), payload: encoded)
+    }
+
+    /// Whether a string or key anywhere in `value` holds a NUL character.
+    private static func holdsNUL(_ value: JSON) -> Bool {
+        switch value {
+        case .string(let text): return text.utf8.contains(0)
+        case .array(let items): return items.contains(where: holdsNUL)
+        case .object(let members): return members.contains { $0.key.utf8.contains(0) || holdsNUL($0.value) }
+        case .null, .bool, .int, .bigInteger, .double: return false
+        }
     }
 
     private func enqueue(_ item: Item) throws(OperationLogError) {

@@ -188,8 +188,21 @@ struct OperationLogTests {
             let long = String(repeating: "n", count: 129)
             #expect(throws: OperationLogError.invalidName(long)) { try log.record(long) }
             #expect(throws: OperationLogError.self) { try log.record("tap", payload: ["bad": .double(.nan)]) }
+            // What a collector's database refuses would hold back every event behind it: a NUL
+            // (PostgreSQL's text and jsonb cannot hold one) and a time before 1970.
+            #expect(throws: OperationLogError.invalidName("t\u{0}p")) { try log.record("t\u{0}p") }
+            #expect(throws: OperationLogError.self) { try log.record("tap", payload: ["note": "a\u{0}b"]) }
+            #expect(throws: OperationLogError.self) { try log.record("tap", payload: [["k\u{0}": 1]]) }
+            let before1970 = Date(timeIntervalSince1970: -1)
+            #expect(throws: OperationLogError.invalidTime(before1970)) { try log.record("tap", at: before1970) }
+            let farFuture = Date(timeIntervalSince1970: 1e300)
+            #expect(throws: OperationLogError.invalidTime(farFuture)) { try log.record("tap", at: farFuture) }
             let status = try await log.status()
             #expect(status.pending == 0 && status.inFlight == 0)
+            // The events after them go as usual.
+            let good = try log.record("tap", payload: ["note": "a\\u0000b is only text"], at: Date(timeIntervalSince1970: 0))
+            try await log.flush()
+            #expect(try await fixture.store.allEventIDs() == [good])
             await log.close()
             #expect(throws: OperationLogError.closed) { try log.record("tap") }
         }
