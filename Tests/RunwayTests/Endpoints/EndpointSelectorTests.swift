@@ -290,11 +290,13 @@ struct EndpointSelectorTests {
         }
     }
 
-    @Test("a stored server list older than a week is not used at launch; the next refresh fetches a new one")
-    func staleServerList() async throws {
-        let server = try await DemoServer.start(endpointList: ["127.0.0.2"])
+    /// A server whose `/endpoints` answers `addresses`, an engine with it as the test service,
+    /// and a container in a fresh folder; all stopped and removed afterwards.
+    func withServerList(
+        _ addresses: [String], _ body: (DemoServer, Engine, Container) async throws -> Void
+    ) async throws {
+        let server = try await DemoServer.start(endpointList: addresses)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-endpoints-\(UUID().uuidString)")
-        let container = Container(root: folder)
         let transport = AsyncHTTPClientTransport()
         let engine = Engine(transport: transport)
         try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
@@ -303,6 +305,13 @@ struct EndpointSelectorTests {
             await server.stop()
             try? FileManager.default.removeItem(at: folder)
         }) {
+            try await body(server, engine, Container(root: folder))
+        }
+    }
+
+    @Test("a stored server list older than a week is not used at launch; the next refresh fetches a new one")
+    func staleServerList() async throws {
+        try await withServerList(["127.0.0.2"]) { server, engine, container in
             let fetched = Date(timeIntervalSince1970: 1_800_000_000)
             let first = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
             let list = try EndpointList(selector: first, container: container, now: fetched)
@@ -324,17 +333,7 @@ struct EndpointSelectorTests {
 
     @Test("The server list: fetched at most once a day, kept in application support, used at the next launch without the network")
     func serverListDailyAndAtLaunch() async throws {
-        let server = try await DemoServer.start(endpointList: ["127.0.0.2", "::1", "not-an-address", "127.0.0.3"])
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-endpoints-\(UUID().uuidString)")
-        let container = Container(root: folder)
-        let transport = AsyncHTTPClientTransport()
-        let engine = Engine(transport: transport)
-        try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }) {
+        try await withServerList(["127.0.0.2", "::1", "not-an-address", "127.0.0.3"]) { server, engine, container in
             let selector = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
             let list = try EndpointList(selector: selector, container: container)
             #expect(list.lastFetched == nil)
