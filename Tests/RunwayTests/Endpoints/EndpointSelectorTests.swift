@@ -172,19 +172,35 @@ struct EndpointSelectorTests {
         }
     }
 
-    @Test("HTTPS through the chosen address keeps SNI and certificate checks on the host name")
-    func tlsStaysOnTheHostName() async throws {
-        let authority = try TestCertificateAuthority()
-        let right = try await DemoServer.start(tls: try authority.serverIdentity(dnsNames: [Self.host]))
-        let wrong = try await DemoServer.start(tls: try authority.serverIdentity(dnsNames: ["other.runway.test"]))
+    /// Two HTTPS servers — `right` on 127.0.0.1, `wrong` on `wrongAddress` (on `right`'s port
+    /// when that is another address, so one selector reaches both) — and a transport that trusts
+    /// `authority`; all stopped afterwards.
+    func withTLSServers(
+        _ authority: TestCertificateAuthority, right: TLSConfiguration, wrong: TLSConfiguration,
+        wrongAddress: String = "127.0.0.1", _ body: (DemoServer, DemoServer, AsyncHTTPClientTransport) async throws -> Void
+    ) async throws {
+        let rightServer = try await DemoServer.start(tls: right, address: "127.0.0.1")
+        let wrongServer = try await DemoServer.start(
+            tls: wrong, address: wrongAddress, port: wrongAddress == "127.0.0.1" ? 0 : rightServer.port)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
         let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
         try await withCleanup({
             try? await transport.shutdown()
-            await right.stop()
-            await wrong.stop()
+            await rightServer.stop()
+            await wrongServer.stop()
         }) {
+            try await body(rightServer, wrongServer, transport)
+        }
+    }
+
+    @Test("HTTPS through the chosen address keeps SNI and certificate checks on the host name")
+    func tlsStaysOnTheHostName() async throws {
+        let authority = try TestCertificateAuthority()
+        try await withTLSServers(
+            authority, right: try authority.serverIdentity(dnsNames: [Self.host]),
+            wrong: try authority.serverIdentity(dnsNames: ["other.runway.test"])
+        ) { right, wrong, transport in
             for (server, succeeds) in [(right, true), (wrong, false)] {
                 let selector = EndpointSelector(
                     host: Self.host, port: server.port, candidates: ["127.0.0.1"], configuration: Self.manual)
@@ -219,17 +235,9 @@ struct EndpointSelectorTests {
     func tlsFailureFailsOver(_ fault: AddressFault) async throws {
         let authority = try TestCertificateAuthority()
         let good = try authority.pinnedServerIdentity(dnsNames: [Self.host])
-        let right = try await DemoServer.start(tls: good.tls, address: "127.0.0.1")
         let badIdentity = try authority.serverIdentity(dnsNames: [fault == .certificateName ? "other.runway.test" : Self.host])
-        let wrong = try await DemoServer.start(tls: badIdentity, address: "127.0.0.2", port: right.port)
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try authority.rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
-        try await withCleanup({
-            try? await transport.shutdown()
-            await right.stop()
-            await wrong.stop()
-        }) {
+        try await withTLSServers(authority, right: good.tls, wrong: badIdentity, wrongAddress: "127.0.0.2") {
+            right, wrong, transport in
             let selector = EndpointSelector(
                 host: Self.host, port: right.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
             selector.rank(["127.0.0.2", "127.0.0.1"])
@@ -271,8 +279,9 @@ struct EndpointSelectorTests {
                 host: Self.host, port: healthy.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
             selector.rank(["127.0.0.2", "127.0.0.1"])
             let (engine, log) = try Self.engine(selector, port: healthy.port, transport: transport)
-            // The deadline is the subject: a short one, and a retry after it.
-            var api = TestAPI(path: "/faults/gate/open", timeout: .seconds(2))
+            // The deadline is the subject, so the load has one; it is long enough for a loaded
+            // machine to get the request to the hung server, and the retry's answer back, within it.
+            var api = TestAPI(path: "/faults/gate/open", timeout: .seconds(5))
             api.retryPolicy = RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1))
             _ = try await engine.perform(api, params: [:]).get()
             #expect(hung.probe.count("/faults/gate/open") == 1)

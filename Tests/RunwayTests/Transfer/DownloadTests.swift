@@ -162,12 +162,15 @@ struct DownloadTests {
             #expect(FileManager.default.fileExists(atPath: partial.path))
             #expect(try permissions(partial) == 0o600, "a partial download is readable by this user only")
             #expect(try permissions(partial.appendingPathExtension("resume")) == 0o600)
+            // A partial file an older version left readable to others is tightened on resume.
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: partial.path)
 
             let second = try await harness.engine.download(
                 api, params: ["size": .string("\(size)"), "key": "later", "hold_after": "1048576"], to: destination
             ).value
             #expect(second.resumedFrom == 1_048_576)
             #expect(try isBlob(second.url, size: size))
+            #expect(try permissions(second.url) == 0o600)
         }
     }
 
