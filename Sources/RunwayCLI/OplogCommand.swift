@@ -80,7 +80,7 @@ struct OplogCommand: AsyncParsableCommand {
             if drain {
                 try await Self.flushPatiently(log)
                 let status = try await log.status()
-                print(#"{"pending":\#(status.pending),"inFlight":\#(status.inFlight),"uploaded":\#(status.uploaded),"dropped":\#(status.dropped)}"#)
+                print(#"{"pending":\#(status.pending),"inFlight":\#(status.inFlight),"uploaded":\#(status.uploaded),"dropped":\#(status.dropped),"refused":\#(status.refused),"abandoned":\#(status.abandoned)}"#)
             } else {
                 var recorded = 0
                 while recorded < count {

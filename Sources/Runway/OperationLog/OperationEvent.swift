@@ -28,15 +28,18 @@ public struct OperationEvent: Sendable, Hashable, Identifiable {
     public static let maximumNameLength = 128
 }
 
-/// How a batch travels: `{"events":[{"id":…,"name":…,"time":…,"payload":…},…]}`, gzip-compressed.
+/// How a batch travels: `{"sent":…,"events":[{"id":…,"name":…,"time":…,"payload":…},…]}`,
+/// gzip-compressed; `sent` is the device's clock as the batch leaves, in milliseconds since 1970.
 ///
 /// Payloads are stored encoded and copied into the batch as they are: an upload never parses
 /// what it sends.
 enum OperationBatchFormat {
-    static func encode(_ events: [OperationEvent]) -> Data {
+    static func encode(_ events: [OperationEvent], sentAt sent: Int64) -> Data {
         var body = Data()
-        body.reserveCapacity(events.reduce(16) { $0 + $1.payload.count + $1.name.utf8.count + 80 })
-        body.append(contentsOf: #"{"events":["#.utf8)
+        body.reserveCapacity(events.reduce(40) { $0 + $1.payload.count + $1.name.utf8.count + 80 })
+        body.append(contentsOf: #"{"sent":"#.utf8)
+        body.append(contentsOf: String(sent).utf8)
+        body.append(contentsOf: #","events":["#.utf8)
         for (index, event) in events.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
             body.append(contentsOf: #"{"id":""#.utf8)

@@ -10,9 +10,18 @@ public import RunwayStorage
 /// the oldest waiting event reaches ``Configuration/maximumAge``, on ``flush()`` (call it when the
 /// app goes to the background), and at launch for events left by an earlier run. One upload is in
 /// flight at a time; it goes through the engine (the service's signing, logging and the
-/// configured retries apply) as gzip-compressed JSON with an idempotency key per batch. Events
-/// leave the queue only when the collector acknowledges them with a 2xx; a failed upload keeps
-/// them and waits, doubling with jitter and honouring `Retry-After`.
+/// configured retries apply) as gzip-compressed JSON with an idempotency key per batch, and
+/// says when it was sent by the device's clock, so the collector can correct a wrong one. While
+/// a backlog waits, batches grow to ``Configuration/backlogBatchSize``.
+///
+/// Events leave the queue when the collector answers for them: a 2xx stores them, but for the
+/// events it lists as refused (dropped and counted in ``Status/refused``); a 400 or 422 refuses
+/// the batch (counted the same); a 413 splits it in half (a single event too large is refused).
+/// Anything else keeps the events and waits, doubling with jitter and honouring `Retry-After` —
+/// persisted, so a relaunch in the same boot waits too — until the batch has failed
+/// ``Configuration/maximumAttempts`` times (then it is dropped and counted in
+/// ``Status/abandoned``): a batch is never retried forever. Ages and waits are measured on a
+/// clock the user cannot set (``BootClock``).
 ///
 /// Keep one log per container for the life of the app: its writer and uploader run until
 /// ``close()``.
@@ -53,6 +62,18 @@ public final class OperationLog: Sendable {
         /// cellular) before they go anyway; `nil` (the default) sends on any path. ``flush()``
         /// sends at once.
         public var deferOnExpensivePath: Duration?
+        /// The most events one upload carries while a backlog waits (more than two batches of
+        /// ``batchSize``): a backlog drains in fewer, larger uploads. Default 500 (the
+        /// collector's default limit is 1,000).
+        public var backlogBatchSize: Int = 500
+        /// The most bytes of event names and payloads in one upload (the first event goes
+        /// regardless). Default 512 KB, well inside the collector's default limits of 1 MB
+        /// compressed and 8 MB inflated.
+        public var maximumBatchBytes: Int = 512 * 1024
+        /// How many failed uploads a batch is given before it is dropped (and counted in
+        /// ``Status/abandoned``); with the default back-off that is about 8 hours online.
+        /// Default 100.
+        public var maximumAttempts: Int = 100
         /// The queue's file name inside its folder of application support.
         public var databaseName: String = "queue.sqlite"
 
@@ -86,6 +107,12 @@ public final class OperationLog: Sendable {
         public var uploaded: Int
         /// Events dropped because the queue was full, ever, on this container.
         public var dropped: Int
+        /// Events the collector refused for good (an event it cannot store, a batch it calls
+        /// malformed), ever, on this container.
+        public var refused: Int
+        /// Events dropped after their batch failed ``Configuration/maximumAttempts`` times,
+        /// ever, on this container.
+        public var abandoned: Int
     }
 
     private enum Item {
@@ -119,6 +146,8 @@ public final class OperationLog: Sendable {
     private let uploaderBell = Doorbell()
     private let onUpload: (@Sendable (UploadReport) -> Void)?
     private let tasks = Locked<[Task<Void, Never>]>([])
+    /// The device's wall clock: event times and each batch's `sent`. Never used for ages.
+    private let wallClock: @Sendable () -> Date
 
     /// Opens the queue in `container` and starts its writer and uploader; events left by an
     /// earlier run are uploaded at once.
@@ -131,10 +160,21 @@ public final class OperationLog: Sendable {
     ///   - logger: Receives a line for a damaged queue, dropped events and failed uploads.
     ///   - onUpload: Called after each upload, off the main actor.
     /// - throws: ``OperationLogError/storage(reason:)`` when the queue cannot be opened or made.
-    public init(
+    public convenience init(
         engine: Engine, service: ServiceID, container: Container, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "runway.oplog"), onUpload: (@Sendable (UploadReport) -> Void)? = nil
     ) throws(OperationLogError) {
+        try self.init(
+            engine: engine, service: service, container: container, configuration: configuration, logger: logger,
+            wallClock: { Date() }, onUpload: onUpload)
+    }
+
+    /// As the public initialiser, with the wall clock given (tests move it).
+    init(
+        engine: Engine, service: ServiceID, container: Container, configuration: Configuration,
+        logger: Logger, wallClock: @escaping @Sendable () -> Date, onUpload: (@Sendable (UploadReport) -> Void)?
+    ) throws(OperationLogError) {
+        self.wallClock = wallClock
         self.engine = engine
         self.service = service
         self.configuration = configuration
@@ -145,14 +185,16 @@ public final class OperationLog: Sendable {
             logger: logger)
         // Read now, before this run records anything: everything up to here is a leftover.
         let leftovers: Int64
+        let notBefore: Int64?
         do {
             leftovers = try queue.highestSequence()
+            notBefore = try queue.notBefore()
         } catch {
             throw .storage(reason: "\(error)")
         }
         state.withLock { $0.sendThrough = leftovers }
         let writer = Task.detached { [self] in await runWriter() }
-        let uploader = Task.detached { [self] in await runUploader() }
+        let uploader = Task.detached { [self] in await runUploader(notBefore: notBefore) }
         var running = [writer, uploader]
         if let network = engine.network {
             // A change of path may make a waiting upload due (back online, or off cellular).
@@ -171,8 +213,8 @@ public final class OperationLog: Sendable {
     ///   ``OperationLogError/invalidTime(_:)``, ``OperationLogError/eventTooLarge(size:limit:)``, or
     ///   ``OperationLogError/closed``; nothing is queued then.
     @discardableResult
-    public func record(_ name: String, payload: JSON = [:], at time: Date = Date()) throws(OperationLogError) -> String {
-        let event = try makeEvent(name, payload: payload, time: time)
+    public func record(_ name: String, payload: JSON = [:], at time: Date? = nil) throws(OperationLogError) -> String {
+        let event = try makeEvent(name, payload: payload, time: time ?? wallClock())
         try enqueue(.event(event, nil))
         return event.id
     }
@@ -183,8 +225,8 @@ public final class OperationLog: Sendable {
     /// - throws: As ``record(_:payload:at:)``; ``OperationLogError/storage(reason:)`` when the
     ///   commit failed (the event is not queued).
     @discardableResult
-    public func recordCommitted(_ name: String, payload: JSON = [:], at time: Date = Date()) async throws(OperationLogError) -> String {
-        let event = try makeEvent(name, payload: payload, time: time)
+    public func recordCommitted(_ name: String, payload: JSON = [:], at time: Date? = nil) async throws(OperationLogError) -> String {
+        let event = try makeEvent(name, payload: payload, time: time ?? wallClock())
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 do {
@@ -277,7 +319,9 @@ public final class OperationLog: Sendable {
         await committedSoFar()
         do {
             let tally = try await queue.tally()
-            return Status(pending: tally.pending, inFlight: tally.claimed, uploaded: tally.uploaded, dropped: tally.dropped)
+            return Status(
+                pending: tally.pending, inFlight: tally.claimed, uploaded: tally.uploaded, dropped: tally.dropped,
+                refused: tally.refused, abandoned: tally.abandoned)
         } catch {
             throw .storage(reason: "\(error)")
         }
@@ -309,7 +353,7 @@ public final class OperationLog: Sendable {
         }
         let milliseconds = (time.timeIntervalSince1970 * 1000).rounded()
         guard milliseconds >= 0, milliseconds < 0x1p62 else { throw .invalidTime(time) }
-        if Self.holdsNUL(payload) {
+        if payload.holdsNULCharacter {
             throw .unencodablePayload(reason: "a string holds a NUL character, which the collector cannot store")
         }
         let encoded: Data
@@ -325,16 +369,6 @@ public final class OperationLog: Sendable {
         return OperationEvent(
             id: UUID().uuidString.lowercased(), name: name,
             timeMilliseconds: Int64(milliseconds), payload: encoded)
-    }
-
-    /// Whether a string or key anywhere in `value` holds a NUL character.
-    private static func holdsNUL(_ value: JSON) -> Bool {
-        switch value {
-        case .string(let text): return text.utf8.contains(0)
-        case .array(let items): return items.contains(where: holdsNUL)
-        case .object(let members): return members.contains { $0.key.utf8.contains(0) || holdsNUL($0.value) }
-        case .null, .bool, .int, .bigInteger, .double: return false
-        }
     }
 
     private func enqueue(_ item: Item) throws(OperationLogError) {
@@ -413,9 +447,10 @@ public final class OperationLog: Sendable {
 
     // MARK: - Uploading
 
-    private func runUploader() async {
-        var failures = 0
-        var notBefore: ContinuousClock.Instant?
+    private func runUploader(notBefore storedNotBefore: Int64?) async {
+        var notBefore = storedNotBefore
+        // Halved by each 413, doubled back by each success: how many events the collector takes.
+        var sizeLimit = max(configuration.backlogBatchSize, configuration.batchSize, 1)
         while !Task.isCancelled {
             let queued: OperationLogQueue.State
             do {
@@ -427,8 +462,9 @@ public final class OperationLog: Sendable {
                 continue
             }
             resolveFlushes(lowestQueued: queued.lowestSequence)
-            if let wait = notBefore.map({ $0 - .now }), wait > .zero {
-                await uploaderBell.wait(timeout: wait)
+            let now = BootClock.nowMilliseconds()
+            if let notBefore, notBefore > now {
+                await uploaderBell.wait(timeout: .milliseconds(notBefore - now))
                 continue
             }
             let path = engine.network?.path
@@ -439,28 +475,37 @@ public final class OperationLog: Sendable {
                 continue
             }
             let sendThrough = state.withLock { $0.sendThrough }
-            let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
             let ageLimit = Self.milliseconds(configuration.maximumAge)
             let forced = queued.pending > 0 && (queued.lowestSequence ?? .max) <= sendThrough
             var due =
                 queued.claimedBatch != nil || queued.pending >= configuration.batchSize || forced
-                || (queued.oldestQueued.map { nowMilliseconds - $0 >= ageLimit } ?? false)
+                || (queued.oldestQueued.map { now - $0 >= ageLimit } ?? false)
             var wakeAt = queued.oldestQueued.map { $0 + ageLimit }
             if due, !forced, path?.isExpensive == true, let deferral = configuration.deferOnExpensivePath,
                 let oldest = queued.lowestQueuedAt ?? queued.oldestQueued,
-                nowMilliseconds - oldest < Self.milliseconds(deferral)
+                now - oldest < Self.milliseconds(deferral)
             {
                 // Work that can wait waits for a cheaper path, up to its limit.
                 due = false
                 wakeAt = oldest + Self.milliseconds(deferral)
             }
             guard due else {
-                await uploaderBell.wait(timeout: wakeAt.map { Duration.milliseconds(max($0 - nowMilliseconds, 1)) })
+                await uploaderBell.wait(timeout: wakeAt.map { Duration.milliseconds(max($0 - now, 1)) })
                 continue
             }
+            // A backlog goes in larger batches: fewer round trips, fewer commits on both ends.
+            // Unless something is due by age or asked for, only whole batches of batchSize go.
+            let batchSize = max(configuration.batchSize, 1)
+            var limit = batchSize
+            if queued.pending > 2 * batchSize {
+                let aged = queued.oldestQueued.map { now - $0 >= ageLimit } ?? false
+                let whole = forced || aged ? queued.pending : queued.pending / batchSize * batchSize
+                limit = max(min(configuration.backlogBatchSize, whole), batchSize)
+            }
+            limit = min(limit, sizeLimit)
             let batch: OperationLogQueue.Batch?
             do {
-                batch = try await queue.claim(limit: max(configuration.batchSize, 1))
+                batch = try await queue.claim(limit: limit, byteBudget: configuration.maximumBatchBytes)
             } catch {
                 if Task.isCancelled { return }
                 logger.error("operation log could not claim a batch", metadata: ["error": "\(error)"])
@@ -468,39 +513,98 @@ public final class OperationLog: Sendable {
                 continue
             }
             guard let batch else { continue }
-            let report = await upload(batch)
+            let (report, answer) = await upload(batch)
             if Task.isCancelled { return }
-            if let failure = report.failure {
-                failures += 1
-                let delay = backoff(afterFailures: failures, retryAfter: report.backoff)
-                notBefore = .now + delay
-                var reported = report
-                reported.backoff = delay
-                onUpload?(reported)
-                logger.warning(
-                    "operation log upload failed; events kept",
-                    metadata: ["events": "\(batch.events.count)", "error": "\(failure)", "retryIn": "\(delay)"])
-                failFlushes(with: failure)
-            } else {
-                failures = 0
-                notBefore = nil
-                onUpload?(report)
+            do {
+                switch answer {
+                case .stored(let refused):
+                    sizeLimit = min(sizeLimit * 2, max(configuration.backlogBatchSize, configuration.batchSize, 1))
+                    if notBefore != nil {
+                        notBefore = nil
+                        try await queue.setNotBefore(nil)
+                    }
+                    if !refused.isEmpty { logRefused(refused, of: batch) }
+                    onUpload?(report)
+                case .tooLarge(let stated):
+                    // Not a failure: the same events go again at once, in smaller batches.
+                    onUpload?(report)
+                    if batch.events.count > 1 {
+                        sizeLimit = max(min(batch.events.count / 2, stated ?? .max), 1)
+                        _ = try await queue.split(batch.key, keeping: sizeLimit)
+                    } else {
+                        logger.error(
+                            "operation log: the collector refuses an event as too large; dropped",
+                            metadata: ["name": "\(batch.events.first?.name ?? "")"])
+                        try await queue.drop(batch.key, as: .refused)
+                    }
+                case .refused:
+                    onUpload?(report)
+                    logger.error(
+                        "operation log: the collector refuses the batch as malformed; its events are dropped",
+                        metadata: ["events": "\(batch.events.count)", "error": "\(report.failure.map { "\($0)" } ?? "")"])
+                    try await queue.drop(batch.key, as: .refused)
+                case .failed(let failure, let retryAfter):
+                    let attempts = try await queue.recordFailure(batch.key)
+                    var reported = report
+                    if attempts >= max(configuration.maximumAttempts, 1) {
+                        logger.error(
+                            "operation log: a batch failed too often; its events are dropped",
+                            metadata: ["events": "\(batch.events.count)", "attempts": "\(attempts)", "error": "\(failure)"])
+                        try await queue.drop(batch.key, as: .abandoned)
+                        onUpload?(reported)
+                        failFlushes(with: failure)
+                        continue
+                    }
+                    let delay = backoff(afterFailures: attempts, retryAfter: retryAfter)
+                    let until = BootClock.nowMilliseconds() + Self.milliseconds(delay)
+                    notBefore = until
+                    try await queue.setNotBefore(until)
+                    reported.backoff = delay
+                    onUpload?(reported)
+                    logger.warning(
+                        "operation log upload failed; events kept",
+                        metadata: ["events": "\(batch.events.count)", "error": "\(failure)", "retryIn": "\(delay)"])
+                    failFlushes(with: failure)
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.error("operation log could not update its queue", metadata: ["error": "\(error)"])
+                await uploaderBell.wait(timeout: configuration.baseBackoff)
             }
         }
     }
 
-    /// Sends `batch`; on success removes it from the queue. A failed report carries the wait
-    /// `Retry-After` asked for in ``UploadReport/backoff``.
-    private func upload(_ batch: OperationLogQueue.Batch) async -> UploadReport {
-        let json = OperationBatchFormat.encode(batch.events)
+    /// What the collector's answer means for a batch.
+    enum Answer {
+        /// 2xx: stored, but for the events listed as refused (their indices in the batch).
+        case stored(refused: [RefusedEvent])
+        /// 413: too large; the collector's stated event limit, if it gave one.
+        case tooLarge(statedLimit: Int?)
+        /// 400 or 422: the batch is malformed and never will be stored.
+        case refused
+        /// Anything else: worth trying again later.
+        case failed(RunwayError, retryAfter: Duration?)
+    }
+
+    /// One event the collector refused, as its answer names it.
+    struct RefusedEvent: Hashable {
+        var index: Int
+        var field: String
+        var reason: String
+    }
+
+    /// Sends `batch`; a stored batch is removed from the queue here.
+    private func upload(_ batch: OperationLogQueue.Batch) async -> (UploadReport, Answer) {
+        let json = OperationBatchFormat.encode(batch.events, sentAt: Self.epochMilliseconds(wallClock()))
         var report = UploadReport(
             batchKey: batch.key, eventCount: batch.events.count, bodyBytes: 0, uncompressedBytes: json.count)
         let body: Data
         do {
             body = try Gzip.compress(json)
         } catch {
-            report.failure = .invalidRequest(reason: "the batch could not be compressed: \(error)")
-            return report
+            let failure = RunwayError.invalidRequest(reason: "the batch could not be compressed: \(error)")
+            report.failure = failure
+            return (report, .failed(failure, retryAfter: nil))
         }
         report.bodyBytes = body.count
         let api = OperationLogUploadAPI(
@@ -510,18 +614,59 @@ public final class OperationLog: Sendable {
             api, params: [:], body: .data(body, contentType: "application/json"), loadID: nil, ignoringCache: true,
             hooks: TransferHooks())
         switch result {
-        case .success:
+        case .success(let response):
+            let refused = Self.refusedEvents(in: response.body, count: batch.events.count)
             do {
-                try await queue.acknowledge(batch.key)
+                try await queue.acknowledge(batch.key, refused: refused.count)
             } catch {
                 // Sent again later: the collector counts it as duplicates, nothing is lost.
-                report.failure = .invalidRequest(reason: "the acknowledged batch could not be removed: \(error)")
+                let failure = RunwayError.invalidRequest(reason: "the acknowledged batch could not be removed: \(error)")
+                report.failure = failure
+                return (report, .failed(failure, retryAfter: nil))
             }
+            return (report, .stored(refused: refused))
         case .failure(let error):
             report.failure = error
             report.backoff = retryAfter
+            switch error {
+            case .httpStatus(413, let body):
+                let stated = (try? JSON(parsing: body)).flatMap { json -> Int? in
+                    json["reason"]?.stringValue == "too_many_events" ? json["limit"]?.intValue : nil
+                }
+                return (report, .tooLarge(statedLimit: stated))
+            case .httpStatus(400, _), .httpStatus(422, _):
+                return (report, .refused)
+            default:
+                return (report, .failed(error, retryAfter: retryAfter))
+            }
         }
-        return report
+    }
+
+    /// The events a collector's 2xx lists as refused: `{"refused": [{"index": i, "field": f, "reason": r}]}`.
+    /// Entries outside the batch, or repeated, are ignored.
+    static func refusedEvents(in body: Data, count: Int) -> [RefusedEvent] {
+        guard let list = (try? JSON(parsing: body))?["refused"]?.arrayValue else { return [] }
+        var seen = Set<Int>()
+        return list.compactMap { entry in
+            guard let index = entry["index"]?.intValue, (0..<count).contains(index), seen.insert(index).inserted else {
+                return nil
+            }
+            return RefusedEvent(
+                index: index, field: entry["field"]?.stringValue ?? "event", reason: entry["reason"]?.stringValue ?? "")
+        }
+    }
+
+    /// One warning per batch with refused events, naming each (never its payload).
+    private func logRefused(_ refused: [RefusedEvent], of batch: OperationLogQueue.Batch) {
+        let named = refused.map { "\(batch.events[$0.index].name)#\($0.index) \($0.field): \($0.reason)" }
+        logger.warning(
+            "operation log: the collector refused events; they are dropped",
+            metadata: ["refused": "\(refused.count)", "events": "\(named.joined(separator: ", "))"])
+    }
+
+    static func epochMilliseconds(_ date: Date) -> Int64 {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        return milliseconds.isFinite && abs(milliseconds) < 0x1p62 ? Int64(milliseconds) : 0
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {

@@ -8,13 +8,18 @@ import RunwayStorage
 /// old events again.
 ///
 /// An event is pending until a batch claims it; a claimed batch keeps its key until the
-/// collector acknowledges it, across relaunches, so a batch sent again is the same batch.
+/// collector answers it for good, across relaunches, so a batch sent again is the same batch.
+/// A batch that changes (split after a 413) gets a new key.
+///
+/// Times in the queue (when an event was queued, until when uploads wait) are on the
+/// ``BootClock``, never the wall clock; on opening in another boot they are reset to now,
+/// which makes everything left a leftover that is due at once.
 final class OperationLogQueue: Sendable {
     /// The state the uploader decides on.
     struct State: Sendable {
         /// Events not in a batch.
         var pending: Int
-        /// When the oldest of them was queued, in milliseconds since 1970.
+        /// When the oldest of them was queued, in ``BootClock`` milliseconds.
         var oldestQueued: Int64?
         /// The key of the batch claimed and not yet acknowledged, if any.
         var claimedBatch: String?
@@ -30,6 +35,8 @@ final class OperationLogQueue: Sendable {
     struct Batch: Sendable {
         var key: String
         var events: [OperationEvent]
+        /// Failed uploads of this batch so far, across relaunches.
+        var attempts: Int
     }
 
     /// Counts kept with the queue.
@@ -38,6 +45,16 @@ final class OperationLogQueue: Sendable {
         var claimed = 0
         var uploaded = 0
         var dropped = 0
+        var refused = 0
+        var abandoned = 0
+    }
+
+    /// How a batch left the queue without being stored.
+    enum Loss: String {
+        /// The collector refused its events for good.
+        case refused
+        /// It failed ``OperationLog/Configuration/maximumAttempts`` times.
+        case abandoned
     }
 
     static let folder = "operation-log"
@@ -98,9 +115,26 @@ final class OperationLogQueue: Sendable {
                     CREATE TABLE tally (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
                     """)
         }
+        migrator.registerMigration("v2") { db in
+            // queued_ms moves from the wall clock to the boot clock; v1's values are reset when
+            // the queue opens (no boot is recorded yet), which makes them leftovers.
+            try db.execute(
+                sql: """
+                    CREATE TABLE batch (key TEXT PRIMARY KEY, attempts INTEGER NOT NULL DEFAULT 0);
+                    INSERT INTO batch (key) SELECT DISTINCT batch FROM event WHERE batch IS NOT NULL;
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+                    """)
+        }
         let pool = try StorageDatabase.open(path, in: .applicationSupport, of: container, migrator: migrator)
         // Reading the schema makes SQLite look at the file: a damaged one fails here, not later.
         _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        try pool.write { db in
+            // Boot-clock times from another boot mean nothing now: reset them to now.
+            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'boot'") != BootClock.bootID else { return }
+            try db.execute(sql: "UPDATE event SET queued_ms = ?", arguments: [BootClock.nowMilliseconds()])
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'not_before_ms'")
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('boot', ?)", arguments: [BootClock.bootID])
+        }
         return pool
     }
 
@@ -110,7 +144,7 @@ final class OperationLogQueue: Sendable {
     /// - returns: How many events were dropped to make room.
     func insert(_ events: [OperationEvent]) async throws -> Int {
         let capacity = capacity
-        let queued = Int64(Date().timeIntervalSince1970 * 1000)
+        let queued = BootClock.nowMilliseconds()
         return try await pool.write { db in
             let statement = try db.cachedStatement(
                 sql: "INSERT OR IGNORE INTO event (id, name, time_ms, payload, queued_ms) VALUES (?, ?, ?, ?, ?)")
@@ -148,35 +182,114 @@ final class OperationLogQueue: Sendable {
         }
     }
 
-    /// The batch already claimed, or up to `limit` of the oldest pending events claimed now under
-    /// a new key; `nil` when nothing is queued.
-    func claim(limit: Int) async throws -> Batch? {
+    /// The batch already claimed, or the oldest pending events claimed now under a new key: up
+    /// to `limit` of them and, past the first, up to `byteBudget` bytes of names and payloads.
+    /// `nil` when nothing is queued.
+    func claim(limit: Int, byteBudget: Int) async throws -> Batch? {
         try await pool.write { db in
             var key = try String.fetchOne(db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL LIMIT 1")
             if key == nil {
+                let sizes = try Row.fetchAll(
+                    db, sql: "SELECT seq, length(name) + length(payload) FROM event WHERE batch IS NULL ORDER BY seq LIMIT ?",
+                    arguments: [max(limit, 1)])
+                var last: Int64?
+                var bytes = 0
+                for row in sizes {
+                    let size: Int = row[1]
+                    if last != nil, bytes + size > byteBudget { break }
+                    bytes += size
+                    last = row[0]
+                }
+                guard let last else { return nil }
                 let fresh = UUID().uuidString.lowercased()
                 try db.execute(
-                    sql: "UPDATE event SET batch = ? WHERE seq IN (SELECT seq FROM event WHERE batch IS NULL ORDER BY seq LIMIT ?)",
-                    arguments: [fresh, limit])
-                guard db.changesCount > 0 else { return nil }
+                    sql: "UPDATE event SET batch = ? WHERE batch IS NULL AND seq <= ?", arguments: [fresh, last])
+                try db.execute(sql: "INSERT OR REPLACE INTO batch (key, attempts) VALUES (?, 0)", arguments: [fresh])
                 key = fresh
             }
             guard let key else { return nil }
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT id, name, time_ms, payload FROM event WHERE batch = ? ORDER BY seq", arguments: [key])
-            let events = rows.map { row in
-                OperationEvent(id: row[0], name: row[1], timeMilliseconds: row[2], payload: row[3])
-            }
-            return Batch(key: key, events: events)
+            return try Self.batch(key, in: db)
         }
     }
 
-    /// Removes the acknowledged batch `key`.
-    func acknowledge(_ key: String) async throws {
+    private static func batch(_ key: String, in db: Database) throws -> Batch {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT id, name, time_ms, payload FROM event WHERE batch = ? ORDER BY seq", arguments: [key])
+        let events = rows.map { row in
+            OperationEvent(id: row[0], name: row[1], timeMilliseconds: row[2], payload: row[3])
+        }
+        let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM batch WHERE key = ?", arguments: [key]) ?? 0
+        return Batch(key: key, events: events, attempts: attempts)
+    }
+
+    /// Keeps the first `count` events of batch `key` under a new key (a batch that changed is
+    /// a new request) and returns the rest to the pending events, in their places.
+    func split(_ key: String, keeping count: Int) async throws -> Batch {
+        try await pool.write { db in
+            let fresh = UUID().uuidString.lowercased()
+            try db.execute(
+                sql: """
+                    UPDATE event SET batch = CASE
+                        WHEN seq IN (SELECT seq FROM event WHERE batch = ?1 ORDER BY seq LIMIT ?2) THEN ?3
+                        ELSE NULL END
+                    WHERE batch = ?1
+                    """,
+                arguments: [key, max(count, 1), fresh])
+            try db.execute(sql: "DELETE FROM batch WHERE key = ?", arguments: [key])
+            try db.execute(sql: "INSERT INTO batch (key, attempts) VALUES (?, 0)", arguments: [fresh])
+            return try Self.batch(fresh, in: db)
+        }
+    }
+
+    /// Counts one more failed upload of batch `key`; returns the count.
+    func recordFailure(_ key: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO batch (key, attempts) VALUES (?, 1) ON CONFLICT(key) DO UPDATE SET attempts = attempts + 1",
+                arguments: [key])
+            return try Int.fetchOne(db, sql: "SELECT attempts FROM batch WHERE key = ?", arguments: [key]) ?? 1
+        }
+    }
+
+    /// Removes the answered batch `key`: its events count as uploaded, but for `refused` of
+    /// them, which the collector refused for good.
+    func acknowledge(_ key: String, refused: Int = 0) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM event WHERE batch = ?", arguments: [key])
-            try Self.add(db.changesCount, to: "uploaded", in: db)
+            let removed = db.changesCount
+            try db.execute(sql: "DELETE FROM batch WHERE key = ?", arguments: [key])
+            let lost = min(max(refused, 0), removed)
+            try Self.add(removed - lost, to: "uploaded", in: db)
+            try Self.add(lost, to: Loss.refused.rawValue, in: db)
         }
+    }
+
+    /// Removes batch `key` without it being stored, counted as `loss`.
+    func drop(_ key: String, as loss: Loss) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM event WHERE batch = ?", arguments: [key])
+            let removed = db.changesCount
+            try db.execute(sql: "DELETE FROM batch WHERE key = ?", arguments: [key])
+            try Self.add(removed, to: loss.rawValue, in: db)
+        }
+    }
+
+    /// Until when, in ``BootClock`` milliseconds, uploads wait (a back-off the collector asked
+    /// for survives a relaunch in the same boot); `nil` clears it.
+    func setNotBefore(_ milliseconds: Int64?) async throws {
+        try await pool.write { db in
+            if let milliseconds {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('not_before_ms', ?)", arguments: [milliseconds])
+            } else {
+                try db.execute(sql: "DELETE FROM meta WHERE key = 'not_before_ms'")
+            }
+        }
+    }
+
+    /// The wait stored by ``setNotBefore(_:)``, read at once.
+    func notBefore() throws -> Int64? {
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'not_before_ms'") }
     }
 
     func tally() async throws -> Tally {
@@ -186,6 +299,8 @@ final class OperationLogQueue: Sendable {
             tally.claimed = try Int.fetchOne(db, sql: "SELECT count(*) FROM event WHERE batch IS NOT NULL") ?? 0
             tally.uploaded = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'uploaded'") ?? 0
             tally.dropped = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'dropped'") ?? 0
+            tally.refused = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'refused'") ?? 0
+            tally.abandoned = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'abandoned'") ?? 0
             return tally
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import Runway
 import RunwayNIO
@@ -99,6 +100,60 @@ enum OplogBench {
             print("  collector ingest, PostgreSQL: not measured (pass --postgres postgres://user@host:port/db)")
         }
         try await nio.shutdown()
+
+        // 4. Draining a backlog of 10,000 events left by an earlier launch, through HTTP to a
+        // collector in its own process: batches of 30 one at a time (as before), then the
+        // backlog batches.
+        try await drain(events: 10_000, server: child.baseURL, store: "SQLite", folder: folder, logger: logger)
+        if let postgres {
+            let pgChild = try ChildServer.start(["--postgres", postgres])
+            defer { pgChild.stop() }
+            try await drain(events: 10_000, server: pgChild.baseURL, store: "PostgreSQL", folder: folder, logger: logger)
+        }
+    }
+
+    /// Queues `events` with one log, then times a second log on the same container sending them
+    /// all, once with batches of 30 and once with the default backlog batches.
+    static func drain(events: Int, server: String, store: String, folder: URL, logger: Logger) async throws {
+        let nio = AsyncHTTPClientTransport()
+        let engine = Engine(transport: nio, logger: logger)
+        try engine.register(Service(id: "oplog", baseURLs: [.release: server]))
+        var rates: [(String, Double, Int)] = []
+        for (label, backlogBatchSize) in [("batches of 30", 30), ("backlog batches", OperationLog.Configuration().backlogBatchSize)] {
+            let container = Container(root: folder.appendingPathComponent("drain-\(store)-\(backlogBatchSize)"))
+            var holding = OperationLog.Configuration()
+            holding.batchSize = .max / 4
+            holding.capacity = events
+            let queueing = try OperationLog(
+                engine: engine, service: "oplog", container: container, configuration: holding, logger: logger)
+            for index in 0..<events {
+                try queueing.record("listing.opened", payload: ["listing": .int(index), "source": "feed", "position": .int(index % 20)])
+            }
+            _ = try await queueing.status()
+            await queueing.close()
+            var configuration = OperationLog.Configuration()
+            configuration.backlogBatchSize = backlogBatchSize
+            configuration.capacity = events
+            let uploads = NIOLockedValueBox(0)
+            let clock = ContinuousClock()
+            let started = clock.now
+            let draining = try OperationLog(
+                engine: engine, service: "oplog", container: container, configuration: configuration, logger: logger,
+                onUpload: { _ in uploads.withLockedValue { $0 += 1 } })
+            try await draining.flush()
+            let elapsed = clock.now - started
+            let status = try await draining.status()
+            await draining.close()
+            guard status.uploaded == events else {
+                throw OplogBenchError.incomplete("drain to \(store): \(status.uploaded) of \(events) uploaded")
+            }
+            rates.append((label, Double(events) / seconds(elapsed), uploads.withLockedValue { $0 }))
+        }
+        let line = rates.map { "\($0.0) \(Int($0.1)) events/s in \($0.2) uploads" }.joined(separator: ", ")
+        print(
+            "  backlog of \(events) drained to \(store): \(line): "
+                + String(format: "%.1f×", rates[1].1 / rates[0].1) + " (goal ≥ 5×)")
+        try await nio.shutdown()
     }
 
     static func ingest(_ batches: [[CollectedEvent]], into store: any OperationLogStore) async throws -> Double {
@@ -129,4 +184,8 @@ struct RawUploadAPI: API {
     var path: String { "/upload/raw" }
     var method: HTTPRequest.Method { .post }
     var responseFormat: ResponseFormat { .raw }
+}
+
+enum OplogBenchError: Error {
+    case incomplete(String)
 }

@@ -125,10 +125,11 @@ struct ChildServer {
     let process: Process
     let baseURL: String
 
-    static func start() throws -> ChildServer {
+    /// Starts `runway serve --quiet` with `arguments` added (`--postgres URL`, say).
+    static func start(_ arguments: [String] = []) throws -> ChildServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["serve", "--quiet"]
+        process.arguments = ["serve", "--quiet"] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()

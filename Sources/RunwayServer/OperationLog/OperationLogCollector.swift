@@ -8,22 +8,33 @@ import Runway
 ///
 /// `POST /oplog/batches` takes gzip-compressed JSON (`Content-Encoding: gzip`). Both the
 /// compressed body and what it inflates to are limited, so a small body that inflates to
-/// gigabytes is refused with 413 after at most the limit was produced. Every event is checked
-/// before anything is stored; a refused batch stores nothing. A batch is stored in one
-/// transaction, by event id, so a batch sent again answers 200 with every event a duplicate.
+/// gigabytes is refused with 413 after at most the limit was produced. A batch whose shape is
+/// wrong is refused whole; within a well-formed batch each event is checked against what every
+/// store can hold (an id, a name without NUL, a time from 1970 on, a payload within its size
+/// and without NUL) and **refused one by one**: the good events are stored, in one
+/// transaction, by event id, and the answer lists each refused event's index, field and
+/// reason, so that one bad event never holds back the events behind it on a device. A batch
+/// sent again answers 200 with every event a duplicate.
 ///
 /// | status | reason | when |
 /// |---|---|---|
-/// | 200 | — | stored: `{"new": n, "duplicates": d}` |
+/// | 200 | — | stored: `{"new": n, "duplicates": d, "refused": [{"index": i, "field": f, "reason": r}, …]}` |
 /// | 415 | `unsupported_encoding` | `Content-Encoding` is not `gzip` |
-/// | 413 | `body_too_large` | the compressed body exceeds ``Limits/maximumBodySize`` |
-/// | 413 | `inflated_too_large` | it inflates past ``Limits/maximumInflatedSize`` |
-/// | 413 | `too_many_events` | more than ``Limits/maximumEvents`` events |
+/// | 413 | `body_too_large` | the compressed body exceeds ``Limits/maximumBodySize`` (`limit` in bytes) |
+/// | 413 | `inflated_too_large` | it inflates past ``Limits/maximumInflatedSize`` (`limit` in bytes) |
+/// | 413 | `too_many_events` | more than ``Limits/maximumEvents`` events (`limit`) |
 /// | 400 | `not_gzip` | the body is not gzip data |
 /// | 400 | `malformed_json` | the inflated body is not JSON |
 /// | 400 | `missing_events` | no non-empty `events` array |
-/// | 400 | `invalid_event` | an event lacks a valid field (`index` and `field` name the first) |
-/// | 503 | `store_unavailable` | the store failed (`Retry-After: 1`); nothing was stored |
+/// | 503 | `store_unavailable` | the store is unreachable or failed (`Retry-After: 1`); nothing was stored |
+///
+/// A value the store itself refuses although the checks let it through
+/// (``OperationLogStoreError``) is never a 503: the batch's events are then stored one by one
+/// and the ones refused are listed with the reason `store_refused`.
+///
+/// A batch may say when the device sent it (`"sent"`, milliseconds since 1970 on the device's
+/// clock); each of its events is stored with the difference to the collector's clock
+/// (``CollectedEvent/clockOffsetMilliseconds``), so a device with a wrong clock can be corrected.
 ///
 /// `GET /oplog/stats` answers what the store holds. Put the routes behind a
 /// ``SignatureVerifier`` (``add(to:verifier:)``) so that only the app's own clients can write.
@@ -52,7 +63,6 @@ public final class OperationLogCollector: Sendable {
         case notGzip = "not_gzip"
         case malformedJSON = "malformed_json"
         case missingEvents = "missing_events"
-        case invalidEvent = "invalid_event"
         case storeUnavailable = "store_unavailable"
         case injectedFault = "injected_fault"
     }
@@ -63,6 +73,8 @@ public final class OperationLogCollector: Sendable {
         case serverError
         /// 429 `injected_fault` with `Retry-After` in seconds.
         case tooManyRequests(retryAfter: Int)
+        /// 400 `injected_fault`: a batch called malformed.
+        case badRequest
     }
 
     /// Where events are kept.
@@ -100,6 +112,7 @@ public final class OperationLogCollector: Sendable {
             count += 1
             return count
         }
+        let received = Int64(Date().timeIntervalSince1970 * 1000)
         guard request.headers[.contentEncoding]?.lowercased() == "gzip" else {
             return Self.refuse(.unsupportedEncoding, status: .unsupportedMediaType)
         }
@@ -107,18 +120,20 @@ public final class OperationLogCollector: Sendable {
         do {
             compressed = try await request.body.collect(upTo: limits.maximumBodySize)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            return Self.refuse(.bodyTooLarge, status: .contentTooLarge)
+            return Self.refuse(.bodyTooLarge, status: .contentTooLarge, detail: ["limit": limits.maximumBodySize])
         }
         // Other errors (the verifier's refusal of a body that does not match its signed hash)
         // answer as they were thrown.
-        let events: [CollectedEvent]
-        switch parse(Data(buffer: compressed)) {
-        case .success(let parsed): events = parsed
+        let batch: ParsedBatch
+        switch parse(Data(buffer: compressed), receivedAt: received) {
+        case .success(let parsed): batch = parsed
         case .failure(let refusal): return refusal.response
         }
         switch fault?(number) {
         case .serverError?:
             return Self.refuse(.injectedFault, status: .internalServerError)
+        case .badRequest?:
+            return Self.refuse(.injectedFault, status: .badRequest)
         case .tooManyRequests(let seconds)?:
             var response = Self.refuse(.injectedFault, status: .tooManyRequests)
             response.headers[.retryAfter] = "\(seconds)"
@@ -127,8 +142,12 @@ public final class OperationLogCollector: Sendable {
             break
         }
         do {
-            let stored = try await store.store(events)
-            return JSONResponse.make(["new": stored.new, "duplicates": stored.duplicates])
+            let (stored, refusedByStore) = try await store(batch.events)
+            let refused = (batch.refused + refusedByStore).sorted { $0.index < $1.index }
+            return JSONResponse.make([
+                "new": stored.new, "duplicates": stored.duplicates,
+                "refused": refused.map { ["index": $0.index, "field": $0.field, "reason": $0.reason] as [String: Any] },
+            ])
         } catch {
             var response = Self.refuse(.storeUnavailable, status: .serviceUnavailable)
             response.headers[.retryAfter] = "1"
@@ -136,17 +155,59 @@ public final class OperationLogCollector: Sendable {
         }
     }
 
+    /// Stores `events` in one transaction; when the store refuses a value, stores them one by
+    /// one and returns the ones it refused.
+    private func store(_ events: [(index: Int, event: CollectedEvent)]) async throws -> (StoredBatch, [RefusedEvent]) {
+        guard !events.isEmpty else { return (StoredBatch(new: 0, duplicates: 0), []) }
+        do {
+            return (try await store.store(events.map(\.event)), [])
+        } catch OperationLogStoreError.refused {
+            var total = StoredBatch(new: 0, duplicates: 0)
+            var refused: [RefusedEvent] = []
+            for (index, event) in events {
+                do {
+                    let stored = try await store.store([event])
+                    total.new += stored.new
+                    total.duplicates += stored.duplicates
+                } catch OperationLogStoreError.refused {
+                    refused.append(RefusedEvent(index: index, field: "event", reason: "store_refused"))
+                }
+            }
+            return (total, refused)
+        }
+    }
+
     struct Refusal: Error {
         var response: Response
     }
 
+    /// One event of a batch refused, and why: the answer's `refused` entries.
+    struct RefusedEvent: Hashable {
+        /// Its position in the batch's `events`, from 0.
+        var index: Int
+        /// The field at fault (`event` when the event as a whole is).
+        var field: String
+        /// `missing`, `invalid`, `too_large`, `holds_nul` or `store_refused`.
+        var reason: String
+    }
+
+    /// A well-formed batch: the events that passed the checks, with their positions, and the
+    /// ones that did not.
+    struct ParsedBatch {
+        var events: [(index: Int, event: CollectedEvent)]
+        var refused: [RefusedEvent]
+    }
+
     /// The batch's events, each checked; or the answer refusing the batch.
-    func parse(_ compressed: Data) -> Result<[CollectedEvent], Refusal> {
+    func parse(_ compressed: Data, receivedAt received: Int64) -> Result<ParsedBatch, Refusal> {
         let inflated: Data
         do {
             inflated = try Gzip.decompress(compressed, limit: limits.maximumInflatedSize)
         } catch .tooLarge {
-            return .failure(Refusal(response: Self.refuse(.inflatedTooLarge, status: .contentTooLarge)))
+            return .failure(
+                Refusal(
+                    response: Self.refuse(
+                        .inflatedTooLarge, status: .contentTooLarge, detail: ["limit": limits.maximumInflatedSize])))
         } catch {
             return .failure(Refusal(response: Self.refuse(.notGzip, status: .badRequest)))
         }
@@ -162,36 +223,57 @@ public final class OperationLogCollector: Sendable {
         guard list.count <= limits.maximumEvents else {
             return .failure(
                 Refusal(
-                    response: Self.refuse(
-                        .tooManyEvents, status: .contentTooLarge, detail: ["limit": "\(limits.maximumEvents)"])))
+                    response: Self.refuse(.tooManyEvents, status: .contentTooLarge, detail: ["limit": limits.maximumEvents])))
         }
-        var events: [CollectedEvent] = []
-        events.reserveCapacity(list.count)
+        // The device's clock when it sent the batch, if it said; subtracting in Int64 cannot
+        // overflow for a time within what milliseconds since 1970 sensibly hold.
+        let offset = json["sent"]?.intValue.flatMap { sent in
+            (0..<Self.timeLimit).contains(Int64(sent)) ? received - Int64(sent) : nil
+        }
+        var batch = ParsedBatch(events: [], refused: [])
+        batch.events.reserveCapacity(list.count)
         for (index, item) in list.enumerated() {
             switch Self.event(item, maximumPayloadSize: limits.maximumPayloadSize) {
-            case .success(let event): events.append(event)
-            case .failure(let field):
-                return .failure(
-                    Refusal(
-                        response: Self.refuse(
-                            .invalidEvent, status: .badRequest, detail: ["index": "\(index)", "field": field.name])))
+            case .success(var event):
+                event.clockOffsetMilliseconds = offset
+                batch.events.append((index, event))
+            case .failure(let fault):
+                batch.refused.append(RefusedEvent(index: index, field: fault.field, reason: fault.reason))
             }
         }
-        return .success(events)
+        return .success(batch)
     }
 
+    /// Why one event was refused.
     struct BadField: Error {
-        var name: String
+        var field: String
+        var reason: String
     }
 
+    /// Times from 1970 up to 2^62 ms (about 146 million years): what every store's 64-bit
+    /// integer holds with room for a clock offset.
+    static let timeLimit: Int64 = 1 << 62
+
+    /// `item` as an event, once everything a store could refuse is ruled out.
     static func event(_ item: JSON, maximumPayloadSize: Int) -> Result<CollectedEvent, BadField> {
-        guard case .object = item else { return .failure(BadField(name: "event")) }
-        guard let id = item["id"]?.stringValue, isValidID(id) else { return .failure(BadField(name: "id")) }
-        guard let name = item["name"]?.stringValue, !name.isEmpty, name.utf8.count <= OperationEvent.maximumNameLength
-        else { return .failure(BadField(name: "name")) }
-        guard let time = item["time"]?.intValue, time >= 0 else { return .failure(BadField(name: "time")) }
-        guard let payload = item["payload"], let encoded = try? payload.encoded(), encoded.count <= maximumPayloadSize
-        else { return .failure(BadField(name: "payload")) }
+        guard case .object = item else { return .failure(BadField(field: "event", reason: "invalid")) }
+        guard let idValue = item["id"] else { return .failure(BadField(field: "id", reason: "missing")) }
+        guard let id = idValue.stringValue, isValidID(id) else { return .failure(BadField(field: "id", reason: "invalid")) }
+        guard let nameValue = item["name"] else { return .failure(BadField(field: "name", reason: "missing")) }
+        guard let name = nameValue.stringValue, !name.isEmpty else { return .failure(BadField(field: "name", reason: "invalid")) }
+        guard name.utf8.count <= OperationEvent.maximumNameLength else {
+            return .failure(BadField(field: "name", reason: "too_large"))
+        }
+        guard !name.utf8.contains(0) else { return .failure(BadField(field: "name", reason: "holds_nul")) }
+        guard let timeValue = item["time"] else { return .failure(BadField(field: "time", reason: "missing")) }
+        guard let time = timeValue.intValue, (0..<timeLimit).contains(Int64(time)) else {
+            return .failure(BadField(field: "time", reason: "invalid"))
+        }
+        guard let payload = item["payload"] else { return .failure(BadField(field: "payload", reason: "missing")) }
+        // PostgreSQL's jsonb cannot hold U+0000, and a text column in most stores ends there.
+        guard !payload.holdsNULCharacter else { return .failure(BadField(field: "payload", reason: "holds_nul")) }
+        guard let encoded = try? payload.encoded() else { return .failure(BadField(field: "payload", reason: "invalid")) }
+        guard encoded.count <= maximumPayloadSize else { return .failure(BadField(field: "payload", reason: "too_large")) }
         return .success(CollectedEvent(id: id, name: name, timeMilliseconds: Int64(time), payload: encoded))
     }
 
@@ -218,7 +300,7 @@ public final class OperationLogCollector: Sendable {
         }
     }
 
-    static func refuse(_ reason: Reason, status: HTTPResponse.Status, detail: [String: String] = [:]) -> Response {
+    static func refuse(_ reason: Reason, status: HTTPResponse.Status, detail: [String: Any] = [:]) -> Response {
         var object: [String: Any] = ["code": Int(status.code), "reason": reason.rawValue]
         for (key, value) in detail { object[key] = value }
         return JSONResponse.make(object, status: status)

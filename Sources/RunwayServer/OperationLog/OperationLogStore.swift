@@ -7,11 +7,17 @@ public protocol OperationLogStore: Sendable {
     /// Stores `events` in one transaction; identifiers already stored are not stored again.
     ///
     /// - returns: How many of `events` were new and how many were already stored.
+    /// - throws: ``OperationLogStoreError/refused(reason:)`` when the database refuses a value
+    ///   (nothing stored; the collector then stores the events one by one); anything else when
+    ///   the store is unavailable.
     func store(_ events: [CollectedEvent]) async throws -> StoredBatch
     /// What the store holds.
     func summary() async throws -> CollectorSummary
     /// The identifiers of every stored event (for audits and tests; not for large stores).
     func allEventIDs() async throws -> [String]
+    /// Every stored event's ``CollectedEvent/clockOffsetMilliseconds``, by identifier (for
+    /// audits and tests; not for large stores).
+    func clockOffsets() async throws -> [String: Int64?]
 }
 
 /// What storing one batch did.

@@ -24,22 +24,50 @@ public final class SQLiteOperationLogStore: OperationLogStore {
                     ) WITHOUT ROWID
                     """)
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE collected_event ADD COLUMN clock_offset_ms INTEGER")
+        }
         try migrator.migrate(pool)
     }
 
+    /// - throws: ``OperationLogStoreError/refused(reason:)`` when SQLite refuses a value (a
+    ///   constraint, a type or a size); nothing of the batch is stored then.
     public func store(_ events: [CollectedEvent]) async throws -> StoredBatch {
         let received = Int64(Date().timeIntervalSince1970 * 1000)
-        return try await pool.write { db in
-            let statement = try db.cachedStatement(
-                sql: "INSERT OR IGNORE INTO collected_event (event_id, name, time_ms, payload, received_ms) VALUES (?, ?, ?, ?, ?)")
-            var new = 0
-            for event in events {
-                try statement.execute(arguments: [
-                    event.id, event.name, event.timeMilliseconds, String(decoding: event.payload, as: UTF8.self), received,
-                ])
-                new += db.changesCount
+        do {
+            return try await pool.write { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        INSERT OR IGNORE INTO collected_event (event_id, name, time_ms, payload, received_ms, clock_offset_ms)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """)
+                var new = 0
+                for event in events {
+                    try statement.execute(arguments: [
+                        event.id, event.name, event.timeMilliseconds, String(decoding: event.payload, as: UTF8.self), received,
+                        event.clockOffsetMilliseconds,
+                    ])
+                    new += db.changesCount
+                }
+                return StoredBatch(new: new, duplicates: events.count - new)
             }
-            return StoredBatch(new: new, duplicates: events.count - new)
+        } catch let error as DatabaseError where Self.refusesData(error.resultCode) {
+            throw OperationLogStoreError.refused(reason: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    /// SQLite's answers about a value rather than about the database.
+    private static func refusesData(_ code: ResultCode) -> Bool {
+        [.SQLITE_CONSTRAINT, .SQLITE_TOOBIG, .SQLITE_MISMATCH, .SQLITE_RANGE].contains(code.primaryResultCode)
+    }
+
+    public func clockOffsets() async throws -> [String: Int64?] {
+        try await pool.read { db in
+            var offsets: [String: Int64?] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT event_id, clock_offset_ms FROM collected_event") {
+                offsets[row[0]] = row[1] as Int64?
+            }
+            return offsets
         }
     }
 

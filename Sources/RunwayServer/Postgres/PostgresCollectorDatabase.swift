@@ -60,6 +60,8 @@ public final class PostgresCollectorDatabase: Sendable {
                     )
                     """, logger: logger)
                 try await connection.query(
+                    "ALTER TABLE collected_event ADD COLUMN IF NOT EXISTS clock_offset_ms BIGINT", logger: logger)
+                try await connection.query(
                     "CREATE TABLE IF NOT EXISTS signature_nonce (nonce TEXT PRIMARY KEY, expiry_ms BIGINT NOT NULL)",
                     logger: logger)
                 try await connection.query(

@@ -9,23 +9,42 @@ public final class PostgresOperationLogStore: OperationLogStore {
     /// A store over `database`, whose tables ``PostgresCollectorDatabase/connect(_:logger:)`` made.
     public init(database: PostgresCollectorDatabase) { self.database = database }
 
+    /// - throws: ``OperationLogStoreError/refused(reason:)`` when PostgreSQL refuses a value
+    ///   (SQLSTATE class 22, a data exception such as `\u0000` in `jsonb`, or 23, an integrity
+    ///   constraint); nothing of the batch is stored then.
     public func store(_ events: [CollectedEvent]) async throws -> StoredBatch {
         guard !events.isEmpty else { return StoredBatch(new: 0, duplicates: 0) }
         let ids = events.map(\.id)
         let names = events.map(\.name)
         let times = events.map(\.timeMilliseconds)
         let payloads = events.map { String(decoding: $0.payload, as: UTF8.self) }
+        // PostgresNIO binds no arrays of optionals: Int64.min stands for "not said" and becomes NULL.
+        let offsets = events.map { $0.clockOffsetMilliseconds ?? .min }
+        do {
+            let rows = try await database.client.query(
+                """
+                INSERT INTO collected_event (event_id, name, time_ms, payload, clock_offset_ms)
+                SELECT id, name, time_ms, payload::jsonb, NULLIF(clock_offset_ms, \(Int64.min))
+                FROM unnest(\(ids)::text[], \(names)::text[], \(times)::int8[], \(payloads)::text[], \(offsets)::int8[])
+                    AS t(id, name, time_ms, payload, clock_offset_ms)
+                ON CONFLICT (event_id) DO NOTHING
+                RETURNING 1
+                """, logger: database.logger)
+            var new = 0
+            for try await _ in rows { new += 1 }
+            return StoredBatch(new: new, duplicates: events.count - new)
+        } catch let error as PSQLError {
+            guard let state = error.serverInfo?[.sqlState], state.hasPrefix("22") || state.hasPrefix("23") else { throw error }
+            throw OperationLogStoreError.refused(reason: error.serverInfo?[.message] ?? state)
+        }
+    }
+
+    public func clockOffsets() async throws -> [String: Int64?] {
         let rows = try await database.client.query(
-            """
-            INSERT INTO collected_event (event_id, name, time_ms, payload)
-            SELECT id, name, time_ms, payload::jsonb
-            FROM unnest(\(ids)::text[], \(names)::text[], \(times)::int8[], \(payloads)::text[]) AS t(id, name, time_ms, payload)
-            ON CONFLICT (event_id) DO NOTHING
-            RETURNING 1
-            """, logger: database.logger)
-        var new = 0
-        for try await _ in rows { new += 1 }
-        return StoredBatch(new: new, duplicates: events.count - new)
+            "SELECT event_id, clock_offset_ms FROM collected_event", logger: database.logger)
+        var offsets: [String: Int64?] = [:]
+        for try await (id, offset) in rows.decode((String, Int64?).self) { offsets[id] = offset }
+        return offsets
     }
 
     public func summary() async throws -> CollectorSummary {

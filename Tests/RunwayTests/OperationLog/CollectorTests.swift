@@ -68,7 +68,7 @@ struct CollectorTests {
         }
     }
 
-    @Test("Broken batches: each its status and reason, nothing stored")
+    @Test("Broken batches: each its status and reason, nothing stored; a 413 states its limit")
     func brokenBatchesAreRefused() async throws {
         try await withCollector { fixture in
             let good = Self.batch([Self.event()])
@@ -79,11 +79,6 @@ struct CollectorTests {
                 ("no events", try Gzip.compress(Data(#"{"items":[]}"#.utf8)), "gzip", 400, "missing_events"),
                 ("cut short", try Gzip.compress(good).dropLast(6), "gzip", 400, "not_gzip"),
             ]
-            // Three good events and one without an id: the batch is refused whole.
-            let withoutID = #"{"name":"tap","time":1,"payload":{}}"#
-            cases.append(
-                ("event without an id", try Gzip.compress(Self.batch([Self.event(), Self.event(), withoutID, Self.event()])),
-                 "gzip", 400, "invalid_event"))
             let manyEvents = Self.batch((0..<10_000).map { _ in Self.event() })
             cases.append(("10,000 events", try Gzip.compress(manyEvents), "gzip", 413, "too_many_events"))
             // 64 KB of gzip that inflates to 64 MB: refused once the 8 MB limit was produced.
@@ -95,11 +90,65 @@ struct CollectorTests {
                 let answer = try await Self.post(body, to: fixture.server, encoding: encoding)
                 #expect(answer.status == status, "\(name)")
                 #expect(answer.reason == reason, "\(name): \(String(describing: answer.json))")
+                if status == 413 { #expect(answer.json?["limit"]?.intValue != nil, "\(name)") }
             }
-            let withoutIDAnswer = try await Self.post(
-                try Gzip.compress(Self.batch([Self.event(), withoutID])), to: fixture.server)
-            #expect(withoutIDAnswer.json?["index"]?.stringValue == "1" && withoutIDAnswer.json?["field"]?.stringValue == "id")
             #expect(try await fixture.store.summary().events == 0)
+        }
+    }
+
+    @Test("Bad events are refused one by one, each by index, field and reason; the good ones are stored")
+    func badEventsAreRefusedOneByOne() async throws {
+        var limits = OperationLogCollector.Limits()
+        limits.maximumPayloadSize = 64
+        try await withCollector(limits: limits) { fixture in
+            let good = (0..<4).map { _ in UUID().uuidString }
+            let events = [
+                Self.event(id: good[0]),
+                #"{"name":"tap","time":1,"payload":{}}"#,
+                Self.event(id: good[1]),
+                #"{"id":"a1","name":"ta\u0000p","time":1,"payload":{}}"#,
+                #"{"id":"a2","name":"tap","time":1,"payload":{"note":"x\u0000y"}}"#,
+                #"{"id":"a3","name":"tap","time":1,"payload":{"k\u0000":1}}"#,
+                #"{"id":"a4","name":"tap","time":-1,"payload":{}}"#,
+                #"{"id":"a5","name":"tap","time":1,"payload":{"text":"\#(String(repeating: "x", count: 100))"}}"#,
+                Self.event(id: good[2]),
+                #""tap""#,
+                #"{"id":"a7; DROP TABLE","name":"tap","time":1,"payload":{}}"#,
+                #"{"id":"a8","name":"tap","time":1}"#,
+                Self.event(id: good[3]),
+            ]
+            let answer = try await Self.post(try Gzip.compress(Self.batch(events)), to: fixture.server)
+            #expect(answer.status == 200)
+            #expect(answer.json?["new"]?.intValue == 4)
+            let refused = (answer.json?["refused"]?.arrayValue ?? []).map {
+                "\($0["index"]?.intValue ?? -1) \($0["field"]?.stringValue ?? "") \($0["reason"]?.stringValue ?? "")"
+            }
+            #expect(
+                refused == [
+                    "1 id missing", "3 name holds_nul", "4 payload holds_nul", "5 payload holds_nul", "6 time invalid",
+                    "7 payload too_large", "9 event invalid", "10 id invalid", "11 payload missing",
+                ])
+            #expect(Set(try await fixture.store.allEventIDs()) == Set(good))
+        }
+    }
+
+    @Test("A batch that says when it was sent stores the device's clock offset with each event")
+    func sentTimeGivesTheClockOffset() async throws {
+        try await withCollector { fixture in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let dayAhead = now + 86_400_000
+            let ids = [UUID().uuidString, UUID().uuidString]
+            let body = #"{"sent":\#(dayAhead),"events":[\#(Self.event(id: ids[0])),\#(Self.event(id: ids[1]))]}"#
+            #expect(try await Self.post(try Gzip.compress(Data(body.utf8)), to: fixture.server).status == 200)
+            let unsaid = UUID().uuidString
+            _ = try await Self.post(try Gzip.compress(Self.batch([Self.event(id: unsaid)])), to: fixture.server)
+            let offsets = try await fixture.store.clockOffsets()
+            for id in ids {
+                let offset = try #require(offsets[id] ?? nil)
+                // The device was a day ahead: the offset is a day back, give or take the trip.
+                #expect(abs(offset + 86_400_000) < 60_000, "\(offset)")
+            }
+            #expect(offsets[unsaid] == .some(nil))
         }
     }
 

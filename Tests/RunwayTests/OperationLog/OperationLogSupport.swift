@@ -28,13 +28,27 @@ struct CollectorFixture: Sendable {
 
     /// Opens the client's log on the fixture's container; its uploads arrive on the stream.
     func openLog(
-        _ configuration: OperationLog.Configuration = Self.configuration
+        _ configuration: OperationLog.Configuration = Self.configuration,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
     ) throws -> (OperationLog, AsyncStream<OperationLog.UploadReport>) {
         let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
         let log = try OperationLog(
             engine: engine, service: "oplog", container: container, configuration: configuration,
-            logger: Logger(label: "runway.oplog") { _ in self.log }, onUpload: { sink.yield($0) })
+            logger: Logger(label: "runway.oplog") { _ in self.log }, wallClock: wallClock, onUpload: { sink.yield($0) })
         return (log, reports)
+    }
+}
+
+extension CollectorFixture {
+    /// Queues `count` events named `tap` with a log that never sends, and closes it: what the
+    /// next launch finds as a backlog.
+    func queueWithoutSending(_ count: Int, payload: (Int) -> JSON) async throws {
+        var holding = Self.configuration
+        holding.batchSize = .max / 4
+        let (log, _) = try openLog(holding)
+        for index in 0..<count { try log.record("tap", payload: payload(index)) }
+        _ = try await log.status()
+        await log.close()
     }
 }
 
@@ -43,13 +57,14 @@ func withCollector<T>(
     isolation: isolated (any Actor)? = #isolation,
     signer: (any RequestSigner)? = nil, verifier: SignatureVerifier<BasicRequestContext>? = nil,
     fault: (@Sendable (Int) -> OperationLogCollector.InjectedFault?)? = nil,
+    limits: OperationLogCollector.Limits = OperationLogCollector.Limits(),
     _ body: (CollectorFixture) async throws -> T
 ) async throws -> T {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-oplog-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let store = try SQLiteOperationLogStore(url: folder.appendingPathComponent("collector.sqlite"))
     let server = try await DemoServer.start(
-        signatureVerifier: verifier, collector: OperationLogCollector(store: store, fault: fault))
+        signatureVerifier: verifier, collector: OperationLogCollector(store: store, limits: limits, fault: fault))
     let transport = AsyncHTTPClientTransport()
     let capture = LogCapture()
     let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in capture })

@@ -115,4 +115,52 @@ struct PostgresCollectorTests {
             }
         }
     }
+
+    @Test("A value PostgreSQL refuses is the store's refusal, not an outage: the rest is stored, the one named, the device's queue moves on")
+    func storeRefusalIsPerEvent() async throws {
+        try await PostgresCluster.with { cluster in
+            let database = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: Self.quiet)
+            let store = PostgresOperationLogStore(database: database)
+            // jsonb cannot hold U+0000 (SQLSTATE 22P05): refused, nothing of the batch stored.
+            let nul = CollectedEvent(id: "nul", name: "tap", timeMilliseconds: 1, payload: Data(#"{"a":"\u0000"}"#.utf8))
+            await #expect(throws: OperationLogStoreError.self) { try await store.store([Self.event("x"), nul]) }
+            #expect(try await store.allEventIDs().isEmpty)
+            // A rule of this deployment the collector's checks do not know: a real constraint.
+            try await database.client.query(
+                "ALTER TABLE collected_event ADD CONSTRAINT no_poison CHECK (name <> 'poison')", logger: Self.quiet)
+
+            let server = try await DemoServer.start(collector: OperationLogCollector(store: store))
+            let transport = AsyncHTTPClientTransport()
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-pg-poison-\(UUID().uuidString)")
+            try await withCleanup({
+                try? await transport.shutdown()
+                await server.stop()
+                await database.close()
+                try? FileManager.default.removeItem(at: folder)
+            }) {
+                let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in SwiftLogNoOpLogHandler() })
+                try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL]))
+                let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
+                var configuration = CollectorFixture.configuration
+                configuration.batchSize = 30
+                let log = try OperationLog(
+                    engine: engine, service: "oplog", container: Container(root: folder), configuration: configuration,
+                    onUpload: { sink.yield($0) })
+                var ordinary: Set<String> = []
+                for index in 0..<100 {
+                    if index == 10 { try log.record("poison") }
+                    ordinary.insert(try log.record("tap", payload: ["n": .int(index)]))
+                }
+                try await log.flush(within: .seconds(60))
+                let status = try await log.status()
+                await log.close()
+                sink.finish()
+                #expect(status.refused == 1 && status.uploaded == 100 && status.pending == 0 && status.inFlight == 0)
+                #expect(Set(try await store.allEventIDs()) == ordinary)
+                // No upload was answered as if trying again could help.
+                let failures = await reports.reduce(into: [RunwayError]()) { if let failure = $1.failure { $0.append(failure) } }
+                #expect(failures.isEmpty, "\(failures)")
+            }
+        }
+    }
 }
