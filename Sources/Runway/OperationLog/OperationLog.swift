@@ -66,6 +66,9 @@ public final class OperationLog: Sendable {
         /// ``batchSize``): a backlog drains in fewer, larger uploads. Default 500 (the
         /// collector's default limit is 1,000).
         public var backlogBatchSize: Int = 500
+        /// How many uploads may be in flight at once while a backlog waits; otherwise one.
+        /// Default 2: the device's work on one batch overlaps the collector's on another.
+        public var maximumConcurrentUploads: Int = 2
         /// The most bytes of event names and payloads in one upload (the first event goes
         /// regardless). Default 512 KB, well inside the collector's default limits of 1 MB
         /// compressed and 8 MB inflated.
@@ -146,6 +149,7 @@ public final class OperationLog: Sendable {
     private let uploaderBell = Doorbell()
     private let onUpload: (@Sendable (UploadReport) -> Void)?
     private let tasks = Locked<[Task<Void, Never>]>([])
+    private let completions = Locked<[Completion]>([])
     /// The device's wall clock: event times and each batch's `sent`. Never used for ages.
     private let wallClock: @Sendable () -> Date
 
@@ -447,23 +451,46 @@ public final class OperationLog: Sendable {
 
     // MARK: - Uploading
 
+    /// What the uploader carries from one round to the next.
+    private struct UploaderState {
+        /// Until when (``BootClock`` milliseconds) uploads wait after a failure.
+        var notBefore: Int64?
+        /// Halved by each 413, doubled back by each success: how many events the collector takes.
+        var sizeLimit: Int
+        /// The uploads in flight, by batch key.
+        var running: [String: Task<Void, Never>] = [:]
+    }
+
+    /// An upload that ended, waiting for the uploader to act on its answer.
+    private struct Completion: Sendable {
+        var batch: OperationLogQueue.Batch
+        var report: UploadReport
+        var answer: Answer
+    }
+
     private func runUploader(notBefore storedNotBefore: Int64?) async {
-        var notBefore = storedNotBefore
-        // Halved by each 413, doubled back by each success: how many events the collector takes.
-        var sizeLimit = max(configuration.backlogBatchSize, configuration.batchSize, 1)
+        var uploader = UploaderState(
+            notBefore: storedNotBefore, sizeLimit: max(configuration.backlogBatchSize, configuration.batchSize, 1))
         while !Task.isCancelled {
+            for completion in completions.withLock({ completions in
+                defer { completions = [] }
+                return completions
+            }) {
+                uploader.running[completion.batch.key] = nil
+                await settle(completion, &uploader)
+            }
             let queued: OperationLogQueue.State
             do {
                 queued = try await queue.state()
             } catch {
-                if Task.isCancelled { return }
+                if Task.isCancelled { break }
                 logger.error("operation log could not read its queue", metadata: ["error": "\(error)"])
                 await uploaderBell.wait(timeout: configuration.baseBackoff)
                 continue
             }
             resolveFlushes(lowestQueued: queued.lowestSequence)
             let now = BootClock.nowMilliseconds()
-            if let notBefore, notBefore > now {
+            if let notBefore = uploader.notBefore, notBefore > now {
                 await uploaderBell.wait(timeout: .milliseconds(notBefore - now))
                 continue
             }
@@ -477,9 +504,9 @@ public final class OperationLog: Sendable {
             let sendThrough = state.withLock { $0.sendThrough }
             let ageLimit = Self.milliseconds(configuration.maximumAge)
             let forced = queued.pending > 0 && (queued.lowestSequence ?? .max) <= sendThrough
-            var due =
-                queued.claimedBatch != nil || queued.pending >= configuration.batchSize || forced
-                || (queued.oldestQueued.map { now - $0 >= ageLimit } ?? false)
+            let aged = queued.oldestQueued.map { now - $0 >= ageLimit } ?? false
+            let waitingBatch = queued.claimedBatches.contains { uploader.running[$0] == nil }
+            var due = waitingBatch || queued.pending >= configuration.batchSize || forced || aged
             var wakeAt = queued.oldestQueued.map { $0 + ageLimit }
             if due, !forced, path?.isExpensive == true, let deferral = configuration.deferOnExpensivePath,
                 let oldest = queued.lowestQueuedAt ?? queued.oldestQueued,
@@ -489,93 +516,109 @@ public final class OperationLog: Sendable {
                 due = false
                 wakeAt = oldest + Self.milliseconds(deferral)
             }
-            guard due else {
-                await uploaderBell.wait(timeout: wakeAt.map { Duration.milliseconds(max($0 - now, 1)) })
+            // A backlog goes in larger batches, several at once: fewer round trips, and the
+            // client's work overlaps the collector's. Unless something is due by age or asked
+            // for, only whole batches of batchSize go.
+            let batchSize = max(configuration.batchSize, 1)
+            let backlog = queued.pending > 2 * batchSize
+            let concurrent = backlog ? max(configuration.maximumConcurrentUploads, 1) : 1
+            guard due, uploader.running.count < concurrent else {
+                let wait = due ? nil : wakeAt.map { Duration.milliseconds(max($0 - now, 1)) }
+                await uploaderBell.wait(timeout: wait)
                 continue
             }
-            // A backlog goes in larger batches: fewer round trips, fewer commits on both ends.
-            // Unless something is due by age or asked for, only whole batches of batchSize go.
-            let batchSize = max(configuration.batchSize, 1)
             var limit = batchSize
-            if queued.pending > 2 * batchSize {
-                let aged = queued.oldestQueued.map { now - $0 >= ageLimit } ?? false
+            if backlog {
                 let whole = forced || aged ? queued.pending : queued.pending / batchSize * batchSize
                 limit = max(min(configuration.backlogBatchSize, whole), batchSize)
             }
-            limit = min(limit, sizeLimit)
+            limit = min(limit, uploader.sizeLimit)
             let batch: OperationLogQueue.Batch?
             do {
-                batch = try await queue.claim(limit: limit, byteBudget: configuration.maximumBatchBytes)
+                batch = try await queue.claim(
+                    limit: limit, byteBudget: configuration.maximumBatchBytes, excluding: Set(uploader.running.keys))
             } catch {
-                if Task.isCancelled { return }
+                if Task.isCancelled { break }
                 logger.error("operation log could not claim a batch", metadata: ["error": "\(error)"])
                 await uploaderBell.wait(timeout: configuration.baseBackoff)
                 continue
             }
-            guard let batch else { continue }
-            let (report, answer) = await upload(batch)
-            if Task.isCancelled { return }
-            do {
-                switch answer {
-                case .stored(let refused):
-                    sizeLimit = min(sizeLimit * 2, max(configuration.backlogBatchSize, configuration.batchSize, 1))
-                    if notBefore != nil {
-                        notBefore = nil
-                        try await queue.setNotBefore(nil)
-                    }
-                    if !refused.isEmpty { logRefused(refused, of: batch) }
-                    onUpload?(report)
-                case .tooLarge(let stated):
-                    // Not a failure: the same events go again at once, in smaller batches.
-                    onUpload?(report)
-                    if batch.events.count > 1 {
-                        sizeLimit = max(min(batch.events.count / 2, stated ?? .max), 1)
-                        _ = try await queue.split(batch.key, keeping: sizeLimit)
-                    } else {
-                        logger.error(
-                            "operation log: the collector refuses an event as too large; dropped",
-                            metadata: ["name": "\(batch.events.first?.name ?? "")"])
-                        try await queue.drop(batch.key, as: .refused)
-                    }
-                case .refused:
-                    onUpload?(report)
+            guard let batch else {
+                // Everything queued is in flight: the next answer rings.
+                if !uploader.running.isEmpty { await uploaderBell.wait(timeout: nil) }
+                continue
+            }
+            uploader.running[batch.key] = Task { [self] in
+                let (report, answer) = await upload(batch)
+                completions.withLock { $0.append(Completion(batch: batch, report: report, answer: answer)) }
+                uploaderBell.ring()
+            }
+        }
+        // Closing: uploads in flight are cancelled, their batches sent again at the next launch.
+        for task in uploader.running.values { task.cancel() }
+        for task in uploader.running.values { await task.value }
+    }
+
+    /// Acts on the answer to one upload: what leaves the queue, what is split, how long to wait.
+    private func settle(_ completion: Completion, _ uploader: inout UploaderState) async {
+        let (batch, report) = (completion.batch, completion.report)
+        do {
+            switch completion.answer {
+            case .stored(let refused):
+                uploader.sizeLimit = min(uploader.sizeLimit * 2, max(configuration.backlogBatchSize, configuration.batchSize, 1))
+                // A wait still to come was asked for by an answer to another upload in flight: it stays.
+                if let notBefore = uploader.notBefore, notBefore <= BootClock.nowMilliseconds() {
+                    uploader.notBefore = nil
+                    try await queue.setNotBefore(nil)
+                }
+                if !refused.isEmpty { logRefused(refused, of: batch) }
+                onUpload?(report)
+            case .tooLarge(let stated):
+                // Not a failure: the same events go again at once, in smaller batches.
+                onUpload?(report)
+                if batch.events.count > 1 {
+                    uploader.sizeLimit = max(min(batch.events.count / 2, stated ?? .max), 1)
+                    _ = try await queue.split(batch.key, keeping: uploader.sizeLimit)
+                } else {
                     logger.error(
-                        "operation log: the collector refuses the batch as malformed; its events are dropped",
-                        metadata: ["events": "\(batch.events.count)", "error": "\(report.failure.map { "\($0)" } ?? "")"])
+                        "operation log: the collector refuses an event as too large; dropped",
+                        metadata: ["name": "\(batch.events.first?.name ?? "")"])
                     try await queue.drop(batch.key, as: .refused)
-                case .failed(let failure, let retryAfter):
-                    let attempts = try await queue.recordFailure(batch.key)
-                    var reported = report
-                    if attempts >= max(configuration.maximumAttempts, 1) {
-                        logger.error(
-                            "operation log: a batch failed too often; its events are dropped",
-                            metadata: ["events": "\(batch.events.count)", "attempts": "\(attempts)", "error": "\(failure)"])
-                        try await queue.drop(batch.key, as: .abandoned)
-                        onUpload?(reported)
-                        failFlushes(with: failure)
-                        continue
-                    }
+                }
+            case .refused:
+                onUpload?(report)
+                logger.error(
+                    "operation log: the collector refuses the batch as malformed; its events are dropped",
+                    metadata: ["events": "\(batch.events.count)", "error": "\(report.failure.map { "\($0)" } ?? "")"])
+                try await queue.drop(batch.key, as: .refused)
+            case .failed(let failure, let retryAfter):
+                let attempts = try await queue.recordFailure(batch.key)
+                var reported = report
+                if attempts >= max(configuration.maximumAttempts, 1) {
+                    logger.error(
+                        "operation log: a batch failed too often; its events are dropped",
+                        metadata: ["events": "\(batch.events.count)", "attempts": "\(attempts)", "error": "\(failure)"])
+                    try await queue.drop(batch.key, as: .abandoned)
+                } else {
                     let delay = backoff(afterFailures: attempts, retryAfter: retryAfter)
                     let until = BootClock.nowMilliseconds() + Self.milliseconds(delay)
-                    notBefore = until
-                    try await queue.setNotBefore(until)
+                    uploader.notBefore = max(uploader.notBefore ?? until, until)
+                    try await queue.setNotBefore(uploader.notBefore)
                     reported.backoff = delay
-                    onUpload?(reported)
                     logger.warning(
                         "operation log upload failed; events kept",
                         metadata: ["events": "\(batch.events.count)", "error": "\(failure)", "retryIn": "\(delay)"])
-                    failFlushes(with: failure)
                 }
-            } catch {
-                if Task.isCancelled { return }
-                logger.error("operation log could not update its queue", metadata: ["error": "\(error)"])
-                await uploaderBell.wait(timeout: configuration.baseBackoff)
+                onUpload?(reported)
+                failFlushes(with: failure)
             }
+        } catch {
+            logger.error("operation log could not update its queue", metadata: ["error": "\(error)"])
         }
     }
 
     /// What the collector's answer means for a batch.
-    enum Answer {
+    enum Answer: Sendable {
         /// 2xx: stored, but for the events listed as refused (their indices in the batch).
         case stored(refused: [RefusedEvent])
         /// 413: too large; the collector's stated event limit, if it gave one.
@@ -587,7 +630,7 @@ public final class OperationLog: Sendable {
     }
 
     /// One event the collector refused, as its answer names it.
-    struct RefusedEvent: Hashable {
+    struct RefusedEvent: Hashable, Sendable {
         var index: Int
         var field: String
         var reason: String

@@ -21,8 +21,8 @@ final class OperationLogQueue: Sendable {
         var pending: Int
         /// When the oldest of them was queued, in ``BootClock`` milliseconds.
         var oldestQueued: Int64?
-        /// The key of the batch claimed and not yet acknowledged, if any.
-        var claimedBatch: String?
+        /// The keys of the batches claimed and not yet answered.
+        var claimedBatches: Set<String>
         /// The lowest sequence number still queued (claimed or not).
         var lowestSequence: Int64?
         /// The highest sequence number ever queued.
@@ -171,23 +171,29 @@ final class OperationLogQueue: Sendable {
 
     func state() async throws -> State {
         try await pool.read { db in
-            let pending = try Row.fetchOne(
-                db, sql: "SELECT count(*), min(queued_ms) FROM event WHERE batch IS NULL")
-            let bounds = try Row.fetchOne(db, sql: "SELECT min(seq), min(queued_ms) FROM event")
+            // Events are queued in sequence with times that never decrease (one boot clock, one
+            // writer; a reset gives them all one time): the oldest is the first by sequence, which
+            // the indexes find without reading the table.
+            let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM event WHERE batch IS NULL") ?? 0
+            let oldestPending = try Int64.fetchOne(
+                db, sql: "SELECT queued_ms FROM event WHERE batch IS NULL ORDER BY seq LIMIT 1")
+            let lowest = try Row.fetchOne(db, sql: "SELECT seq, queued_ms FROM event ORDER BY seq LIMIT 1")
             let highest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
             return State(
-                pending: pending?[0] ?? 0, oldestQueued: pending?[1],
-                claimedBatch: try String.fetchOne(db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL LIMIT 1"),
-                lowestSequence: bounds?[0], highestSequence: highest, lowestQueuedAt: bounds?[1])
+                pending: pending, oldestQueued: oldestPending,
+                claimedBatches: Set(try String.fetchAll(db, sql: "SELECT DISTINCT batch FROM event WHERE batch IS NOT NULL")),
+                lowestSequence: lowest?[0], highestSequence: highest, lowestQueuedAt: lowest?[1])
         }
     }
 
-    /// The batch already claimed, or the oldest pending events claimed now under a new key: up
-    /// to `limit` of them and, past the first, up to `byteBudget` bytes of names and payloads.
-    /// `nil` when nothing is queued.
-    func claim(limit: Int, byteBudget: Int) async throws -> Batch? {
+    /// The oldest batch already claimed and not in `excluding` (the uploads in flight), or the
+    /// oldest pending events claimed now under a new key: up to `limit` of them and, past the
+    /// first, up to `byteBudget` bytes of names and payloads. `nil` when nothing is left.
+    func claim(limit: Int, byteBudget: Int, excluding: Set<String> = []) async throws -> Batch? {
         try await pool.write { db in
-            var key = try String.fetchOne(db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL LIMIT 1")
+            var key = try String.fetchAll(
+                db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL GROUP BY batch ORDER BY min(seq)"
+            ).first { !excluding.contains($0) }
             if key == nil {
                 let sizes = try Row.fetchAll(
                     db, sql: "SELECT seq, length(name) + length(payload) FROM event WHERE batch IS NULL ORDER BY seq LIMIT ?",

@@ -46,7 +46,7 @@ enum OplogBench {
         let singleBytes = serverBytesRead(child) - beforeSingles
         print("Operation log, \(events) events (collector in its own process)")
         print(
-            "  uploads: \(uploads.count) (at least \(Int((Double(events) / 30).rounded(.up))) of 30 each); "
+            "  uploads: \(uploads.count) (\(Int((Double(events) / 30).rounded(.up))) at 30 each; a burst waits as a backlog, in batches of up to 500); "
                 + "compressed body \(uploads.reduce(0) { $0 + $1.bodyBytes }) B of \(uploads.reduce(0) { $0 + $1.uncompressedBytes }) B JSON")
         print(
             "  bytes the server read: batched \(batchedBytes) B vs one uncompressed POST per event \(singleBytes) B = "
@@ -102,24 +102,29 @@ enum OplogBench {
         try await nio.shutdown()
 
         // 4. Draining a backlog of 10,000 events left by an earlier launch, through HTTP to a
-        // collector in its own process: batches of 30 one at a time (as before), then the
-        // backlog batches.
-        try await drain(events: 10_000, server: child.baseURL, store: "SQLite", folder: folder, logger: logger)
+        // collector in its own process: one batch of 30 at a time (as before), then the
+        // backlog batches (500, two in flight).
+        try await drain(events: 10_000, server: child, store: "SQLite", folder: folder, logger: logger)
         if let postgres {
             let pgChild = try ChildServer.start(["--postgres", postgres])
             defer { pgChild.stop() }
-            try await drain(events: 10_000, server: pgChild.baseURL, store: "PostgreSQL", folder: folder, logger: logger)
+            try await drain(events: 10_000, server: pgChild, store: "PostgreSQL", folder: folder, logger: logger)
         }
     }
 
     /// Queues `events` with one log, then times a second log on the same container sending them
     /// all, once with batches of 30 and once with the default backlog batches.
-    static func drain(events: Int, server: String, store: String, folder: URL, logger: Logger) async throws {
+    static func drain(events: Int, server: ChildServer, store: String, folder: URL, logger: Logger) async throws {
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio, logger: logger)
-        try engine.register(Service(id: "oplog", baseURLs: [.release: server]))
-        var rates: [(String, Double, Int)] = []
-        for (label, backlogBatchSize) in [("batches of 30", 30), ("backlog batches", OperationLog.Configuration().backlogBatchSize)] {
+        try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL]))
+        var rates: [(String, Double, Int, Double, Double)] = []
+        let defaults = OperationLog.Configuration()
+        let ways = [
+            ("one batch of 30 at a time", 30, 1),
+            ("backlog batches", defaults.backlogBatchSize, defaults.maximumConcurrentUploads),
+        ]
+        for (label, backlogBatchSize, concurrent) in ways {
             let container = Container(root: folder.appendingPathComponent("drain-\(store)-\(backlogBatchSize)"))
             var holding = OperationLog.Configuration()
             holding.batchSize = .max / 4
@@ -133,23 +138,30 @@ enum OplogBench {
             await queueing.close()
             var configuration = OperationLog.Configuration()
             configuration.backlogBatchSize = backlogBatchSize
+            configuration.maximumConcurrentUploads = concurrent
             configuration.capacity = events
             let uploads = NIOLockedValueBox(0)
             let clock = ContinuousClock()
+            let (clientCPU, serverCPU) = (processCPUSeconds(), processCPUSeconds(server.process.processIdentifier))
             let started = clock.now
             let draining = try OperationLog(
                 engine: engine, service: "oplog", container: container, configuration: configuration, logger: logger,
                 onUpload: { _ in uploads.withLockedValue { $0 += 1 } })
             try await draining.flush()
             let elapsed = clock.now - started
+            let perEvent = { (used: Double) in used / Double(events) * 1e6 }
+            let cpu = (perEvent(processCPUSeconds() - clientCPU), perEvent(processCPUSeconds(server.process.processIdentifier) - serverCPU))
             let status = try await draining.status()
             await draining.close()
             guard status.uploaded == events else {
                 throw OplogBenchError.incomplete("drain to \(store): \(status.uploaded) of \(events) uploaded")
             }
-            rates.append((label, Double(events) / seconds(elapsed), uploads.withLockedValue { $0 }))
+            rates.append((label, Double(events) / seconds(elapsed), uploads.withLockedValue { $0 }, cpu.0, cpu.1))
         }
-        let line = rates.map { "\($0.0) \(Int($0.1)) events/s in \($0.2) uploads" }.joined(separator: ", ")
+        let line = rates.map {
+            "\($0.0) \(Int($0.1)) events/s in \($0.2) uploads (CPU per event: client "
+                + String(format: "%.1f µs, server %.1f µs)", $0.3, $0.4)
+        }.joined(separator: ", ")
         print(
             "  backlog of \(events) drained to \(store): \(line): "
                 + String(format: "%.1f×", rates[1].1 / rates[0].1) + " (goal ≥ 5×)")
@@ -161,6 +173,18 @@ enum OplogBench {
         let started = clock.now
         for batch in batches { _ = try await store.store(batch) }
         return Double(batches.count * 30) / seconds(clock.now - started)
+    }
+
+    /// CPU seconds (user and system) a process has used: this one, or `pid` from /proc; 0 where
+    /// /proc does not exist.
+    static func processCPUSeconds(_ pid: Int32? = nil) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func seconds(_ duration: Duration) -> Double {
