@@ -53,6 +53,10 @@ public final class AsyncHTTPClientTransport: Transport {
         /// HTTP/1.1 (32 concurrent loads at 8 connections queue behind each other). HTTP/2
         /// multiplexes loads over one connection, up to the server's stream limit.
         public var maximumConnectionsPerHost: Int
+        /// The most clients kept for chosen addresses (one per host and address an
+        /// `EndpointSelector` picks, as AsyncHTTPClient's `dnsOverride` is per client); past it
+        /// the least recently used is shut down, its idle connections closed. Default 32.
+        public var maximumAddressClients: Int = 32
 
         /// Creates a configuration.
         public init(
@@ -81,6 +85,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// `dnsOverride` is per client) — so a connection made without a check is never reused by a
     /// request that needs one.
     private let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
+    /// The keys of the address clients, least recently used first.
+    private let addressClientOrder = NIOLockedValueBox<[ClientKey]>([])
     private let configuration: Configuration
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
@@ -126,6 +132,7 @@ public final class AsyncHTTPClientTransport: Transport {
         guard address != nil || pins != nil else { return client }
         // The host matters only to an address override; pins name their host themselves.
         let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
+        if address != nil { touch(key) }
         return try madeClients.withLockedValue { clients in
             if let client = clients[key] { return client }
             guard !isShutDown.withLockedValue({ $0 }) else {
@@ -147,9 +154,35 @@ public final class AsyncHTTPClientTransport: Transport {
             }
             let client = HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
             clients[key] = client
+            if address != nil {
+                for evicted in evictAddressClients(beyond: max(configuration.maximumAddressClients, 1)) {
+                    clients.removeValue(forKey: evicted)?.shutdown { _ in }
+                }
+            }
             return client
         }
     }
+
+    /// Moves `key` to the most recently used end of the address clients' order.
+    private func touch(_ key: ClientKey) {
+        addressClientOrder.withLockedValue { order in
+            order.removeAll { $0 == key }
+            order.append(key)
+        }
+    }
+
+    /// The least recently used address clients past `limit`, removed from the order.
+    private func evictAddressClients(beyond limit: Int) -> [ClientKey] {
+        addressClientOrder.withLockedValue { order in
+            guard order.count > limit else { return [] }
+            let evicted = Array(order.prefix(order.count - limit))
+            order.removeFirst(order.count - limit)
+            return evicted
+        }
+    }
+
+    /// How many clients for chosen addresses the transport keeps now.
+    var addressClientCount: Int { madeClients.withLockedValue { $0.keys.filter { $0.address != nil }.count } }
 
     /// A transport released without ``shutdown()`` still closes its own clients, in the
     /// background, instead of leaking their connections (or trapping in debug builds).

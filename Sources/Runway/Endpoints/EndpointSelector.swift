@@ -6,8 +6,11 @@ import HTTPTypes
 ///
 /// Give it the host name and its candidate addresses (IPv4 and IPv6; more can come from a
 /// server list, see ``EndpointList``) and put it on the ``Service``. Each round measures every
-/// candidate concurrently — a few attempts each, with a short timeout — and ranks the healthy
-/// ones. Until the first round ends, requests use DNS as usual: a probe never delays a request.
+/// candidate — a few attempts each, with a short timeout, at most
+/// ``Configuration/maximumConcurrentProbes`` at a time (each TCP probe holds a thread while it
+/// waits) — and ranks the healthy ones. At most ``Configuration/maximumCandidates`` are kept,
+/// the configured ones first, however long a server list is. Until the first round ends,
+/// requests use DNS as usual: a probe never delays a request.
 ///
 /// The engine connects to ``address`` through a transport that can choose a connection's
 /// address (``Transport/supportsConnectAddress``: the AsyncHTTPClient transport can; URLSession
@@ -48,6 +51,12 @@ public final class EndpointSelector: Sendable {
         /// Whether registering the service starts the rounds (``start(using:changes:)``). Turn
         /// it off to call ``probe(using:)`` on a schedule of your own. Default `true`.
         public var probesAutomatically = true
+        /// The most candidates measured; further addresses (from a long server list) are
+        /// ignored, the configured ones kept first. Default 16.
+        public var maximumCandidates: Int = 16
+        /// The most probes in flight at once, over all candidates: a TCP probe waits on a
+        /// thread of its own, so this bounds the threads a round holds. Default 4.
+        public var maximumConcurrentProbes: Int = 4
         /// The clock HTTP probes are timed on. Default the continuous clock; a test gives one it
         /// advances itself, so a ranking cannot depend on how busy the machine is.
         public var clock: any Clock<Duration> = ContinuousClock()
@@ -70,6 +79,9 @@ public final class EndpointSelector: Sendable {
         var unhealthy: Set<String> = []
         var rounds = 0
         var running: Task<Void, Never>?
+        /// Candidates being measured now, and the most at once so far.
+        var measuring = 0
+        var peakMeasuring = 0
         var roundWaiters: [(after: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -100,7 +112,7 @@ public final class EndpointSelector: Sendable {
         self.port = port
         self.scheme = scheme
         self.configuration = configuration
-        configuredCandidates = Self.validated(candidates)
+        configuredCandidates = Self.validated(candidates, limit: configuration.maximumCandidates)
         state = Locked(State(candidates: configuredCandidates))
     }
 
@@ -129,9 +141,10 @@ public final class EndpointSelector: Sendable {
         }
     }
 
-    /// Replaces the candidates (from a fresh server list); the next round measures them.
+    /// Replaces the candidates (from a fresh server list); the next round measures them. At
+    /// most ``Configuration/maximumCandidates`` are kept, in the order given.
     public func setCandidates(_ addresses: [String]) {
-        let valid = Self.validated(addresses)
+        let valid = Self.validated(addresses, limit: configuration.maximumCandidates)
         state.withLock { state in
             state.candidates = valid
             state.ranking.removeAll { !valid.contains($0) }
@@ -154,19 +167,28 @@ public final class EndpointSelector: Sendable {
         }
     }
 
-    /// Measures every candidate concurrently and ranks the healthy ones by their median.
+    /// Measures every candidate, ``Configuration/maximumConcurrentProbes`` at a time, and
+    /// ranks the healthy ones by their median.
     ///
     /// - parameter transport: Sends the probes of ``Probe/http(path:)``; unused for TCP.
     @discardableResult
     public func probe(using transport: (any Transport)? = nil) async -> [Measurement] {
         let candidates = state.withLock { $0.candidates }
         let measurements = await withTaskGroup(of: Measurement.self) { group in
-            for address in candidates {
-                group.addTask { [self] in
-                    Measurement(address: address, time: await self.measure(address, transport: transport))
+            var waiting = candidates.makeIterator()
+            var measured: [Measurement] = []
+            // A sliding window: a new candidate starts as each one ends.
+            for _ in 0..<max(configuration.maximumConcurrentProbes, 1) {
+                guard let address = waiting.next() else { break }
+                group.addTask { [self] in Measurement(address: address, time: await measure(address, transport: transport)) }
+            }
+            for await measurement in group {
+                measured.append(measurement)
+                if let address = waiting.next() {
+                    group.addTask { [self] in Measurement(address: address, time: await measure(address, transport: transport)) }
                 }
             }
-            return await group.reduce(into: [Measurement]()) { $0.append($1) }
+            return measured
         }
         let ranking = measurements.compactMap { measurement in measurement.time.map { (measurement.address, $0) } }
             .sorted { $0.1 < $1.1 }.map(\.0)
@@ -203,7 +225,11 @@ public final class EndpointSelector: Sendable {
         }
     }
 
-    /// Stops the rounds ``start(using:changes:)`` began.
+    /// Whether rounds started by ``start(using:changes:)`` are running.
+    public var isRunning: Bool { state.withLock { $0.running != nil } }
+
+    /// Stops the rounds ``start(using:changes:)`` began. The engine calls it when the service is
+    /// registered again with another selector.
     public func stop() {
         let running = state.withLock { state -> Task<Void, Never>? in
             defer { state.running = nil }
@@ -212,7 +238,16 @@ public final class EndpointSelector: Sendable {
         running?.cancel()
     }
 
+    /// The most candidates measured at once so far: what ``Configuration/maximumConcurrentProbes``
+    /// bounds (a TCP probe's attempts run one after another, each on one thread).
+    var peakConcurrentProbes: Int { state.withLock { $0.peakMeasuring } }
+
     private func measure(_ address: String, transport: (any Transport)?) async -> Duration? {
+        state.withLock { state in
+            state.measuring += 1
+            state.peakMeasuring = max(state.peakMeasuring, state.measuring)
+        }
+        defer { state.withLock { $0.measuring -= 1 } }
         var times: [Duration] = []
         let attempts = max(configuration.attempts, 1)
         for _ in 0..<attempts {
@@ -251,8 +286,12 @@ public final class EndpointSelector: Sendable {
         return AuthorityHost.of(authority) == host
     }
 
-    private static func validated(_ addresses: [String]) -> [String] {
+    private static func validated(_ addresses: [String], limit: Int) -> [String] {
         var seen: Set<String> = []
-        return addresses.filter { TCPConnectProbe.isNumericAddress($0) && seen.insert($0).inserted }
+        var valid: [String] = []
+        for address in addresses where valid.count < limit {
+            if TCPConnectProbe.isNumericAddress(address), seen.insert(address).inserted { valid.append(address) }
+        }
+        return valid
     }
 }

@@ -84,6 +84,7 @@ public final class Engine: Sendable {
     public func register(_ service: Service) throws(RunwayError) {
         try ServiceRequirements.check(service, transport: transport)
         let registered = RegisteredService(service)
+        var replaced: EndpointSelector?
         let conflict = services.withLock { services -> String? in
             var pins: [String: PublicKeyPins] = [:]
             for other in services.values where other.service.id != service.id {
@@ -95,11 +96,14 @@ public final class Engine: Sendable {
                 }
                 pins[pin.host] = pin
             }
+            replaced = services[service.id]?.service.endpoints
             services[service.id] = registered
             pinsByHost.withLock { $0 = pins }
             return nil
         }
         if let conflict { throw .invalidRequest(reason: conflict) }
+        // The selector of the registration this one replaces stops measuring.
+        if let replaced, replaced !== service.endpoints { replaced.stop() }
         if let jar = service.cookies { service.authentication?.clearsOnReset(jar) }
         if let selector = service.endpoints, selector.configuration.probesAutomatically {
             selector.start(using: transport, changes: network.map { Self.returns(to: $0) })

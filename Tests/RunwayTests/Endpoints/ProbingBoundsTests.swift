@@ -1,0 +1,93 @@
+import Foundation
+import HTTPTypes
+@testable import Runway
+@testable import RunwayNIO
+import RunwayServer
+import Testing
+
+/// What probing may hold at most, however long the server list and however often a service is
+/// registered: candidates, probes in flight, clients for chosen addresses, selectors running.
+@Suite("Probing bounds", .timeLimit(.minutes(1)))
+struct ProbingBoundsTests {
+    @Test("A long server list is cut to maximumCandidates, the configured addresses first")
+    func candidatesAreBounded() {
+        let listed = (0..<200).map { "10.0.\($0 / 250).\($0 % 250)" }
+        let selector = EndpointSelector(
+            host: EndpointSelectorTests.host, port: 443, candidates: ["192.0.2.1"] + listed,
+            configuration: EndpointSelectorTests.manual)
+        #expect(selector.candidates.count == 16 && selector.candidates.first == "192.0.2.1")
+        selector.setCandidates(selector.configuredCandidates + listed.reversed())
+        #expect(selector.candidates.count == 16)
+        #expect(selector.candidates.prefix(16) == selector.configuredCandidates.prefix(16))
+    }
+
+    @Test("A round measures at most maximumConcurrentProbes candidates at once, each on one thread")
+    func probesInFlightAreBounded() async throws {
+        // Ten addresses whose accept queues are full: each probe waits out its timeout.
+        // A port held on 127.0.0.1, where other tests' servers live; 127.0.1.x serve only this test.
+        let held = try LoopbackSocket()
+        let port = held.port
+        let listeners = try (10..<20).map { try EndpointSelectorTests.FullListener(address: "127.0.1.\($0)", port: port) }
+        defer { for listener in listeners { listener.close() } }
+        var configuration = EndpointSelectorTests.manual
+        configuration.attempts = 1
+        configuration.timeout = .milliseconds(200)
+        configuration.maximumConcurrentProbes = 3
+        let selector = EndpointSelector(
+            host: EndpointSelectorTests.host, port: port, candidates: (10..<20).map { "127.0.1.\($0)" },
+            configuration: configuration)
+        let measurements = await selector.probe()
+        #expect(measurements.count == 10, "every candidate was measured")
+        #expect(measurements.allSatisfy { $0.time == nil })
+        #expect((1...3).contains(selector.peakConcurrentProbes), "\(selector.peakConcurrentProbes) at once")
+    }
+
+    @Test("Registering a service again with another selector stops the old selector's rounds")
+    func replacedSelectorStops() throws {
+        let engine = Engine(transport: AsyncHTTPClientTransport())
+        func service(_ selector: EndpointSelector) -> Service {
+            Service(id: .test, baseURLs: [.release: "https://\(EndpointSelectorTests.host)"], endpoints: selector)
+        }
+        let first = EndpointSelector(host: EndpointSelectorTests.host, port: 443, candidates: ["192.0.2.1"])
+        let second = EndpointSelector(host: EndpointSelectorTests.host, port: 443, candidates: ["192.0.2.2"])
+        defer {
+            first.stop()
+            second.stop()
+        }
+        try engine.register(service(first))
+        #expect(first.isRunning)
+        try engine.register(service(second))
+        #expect(!first.isRunning && second.isRunning)
+        // The same selector again keeps its rounds.
+        try engine.register(service(second))
+        #expect(second.isRunning)
+    }
+
+    @Test("Clients for chosen addresses are bounded; an evicted address gets a new client when used again")
+    func addressClientsAreBounded() async throws {
+        let server = try await DemoServer.start(address: "127.0.0.1")
+        var configuration = AsyncHTTPClientTransport.Configuration()
+        configuration.maximumAddressClients = 2
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            func send(via address: String) async -> Int? {
+                var request = TransportRequest(
+                    head: HTTPRequest(
+                        method: .get, scheme: "http", authority: "\(EndpointSelectorTests.host):\(server.port)",
+                        path: "/echo/bounded"),
+                    body: nil, timeout: .seconds(30), apiName: "Bounded")
+                request.connectAddress = address
+                return try? await transport.send(request).head.status.code
+            }
+            #expect(await send(via: "127.0.0.1") == 200)
+            // Nothing listens on these: each still makes its client.
+            for index in 2...6 { _ = await send(via: "127.0.2.\(index)") }
+            #expect(transport.addressClientCount == 2)
+            #expect(await send(via: "127.0.0.1") == 200, "the evicted address works again")
+            #expect(transport.addressClientCount == 2)
+        }
+    }
+}
