@@ -520,7 +520,7 @@ public final class OperationLog: Sendable {
             // client's work overlaps the collector's. Unless something is due by age or asked
             // for, only whole batches of batchSize go.
             let batchSize = max(configuration.batchSize, 1)
-            let backlog = queued.pending > 2 * batchSize
+            let backlog = queued.pending - batchSize > batchSize  // more than two batches, without overflow
             let concurrent = backlog ? max(configuration.maximumConcurrentUploads, 1) : 1
             guard due, uploader.running.count < concurrent else {
                 let wait = due ? nil : wakeAt.map { Duration.milliseconds(max($0 - now, 1)) }
@@ -565,7 +565,8 @@ public final class OperationLog: Sendable {
         do {
             switch completion.answer {
             case .stored(let refused):
-                uploader.sizeLimit = min(uploader.sizeLimit * 2, max(configuration.backlogBatchSize, configuration.batchSize, 1))
+                let ceiling = max(configuration.backlogBatchSize, configuration.batchSize, 1)
+                uploader.sizeLimit = uploader.sizeLimit > ceiling / 2 ? ceiling : uploader.sizeLimit * 2
                 // A wait still to come was asked for by an answer to another upload in flight: it stays.
                 if let notBefore = uploader.notBefore, notBefore <= BootClock.nowMilliseconds() {
                     uploader.notBefore = nil
