@@ -618,25 +618,6 @@ public final class OperationLog: Sendable {
         }
     }
 
-    /// What the collector's answer means for a batch.
-    enum Answer: Sendable {
-        /// 2xx: stored, but for the events listed as refused (their indices in the batch).
-        case stored(refused: [RefusedEvent])
-        /// 413: too large; the collector's stated event limit, if it gave one.
-        case tooLarge(statedLimit: Int?)
-        /// 400 or 422: the batch is malformed and never will be stored.
-        case refused
-        /// Anything else: worth trying again later.
-        case failed(RunwayError, retryAfter: Duration?)
-    }
-
-    /// One event the collector refused, as its answer names it.
-    struct RefusedEvent: Hashable, Sendable {
-        var index: Int
-        var field: String
-        var reason: String
-    }
-
     /// Sends `batch`; a stored batch is removed from the queue here.
     private func upload(_ batch: OperationLogQueue.Batch) async -> (UploadReport, Answer) {
         let json = OperationBatchFormat.encode(batch.events, sentAt: Self.epochMilliseconds(wallClock()))
@@ -672,31 +653,7 @@ public final class OperationLog: Sendable {
         case .failure(let error):
             report.failure = error
             report.backoff = retryAfter
-            switch error {
-            case .httpStatus(413, let body):
-                let stated = (try? JSON(parsing: body)).flatMap { json -> Int? in
-                    json["reason"]?.stringValue == "too_many_events" ? json["limit"]?.intValue : nil
-                }
-                return (report, .tooLarge(statedLimit: stated))
-            case .httpStatus(400, _), .httpStatus(422, _):
-                return (report, .refused)
-            default:
-                return (report, .failed(error, retryAfter: retryAfter))
-            }
-        }
-    }
-
-    /// The events a collector's 2xx lists as refused: `{"refused": [{"index": i, "field": f, "reason": r}]}`.
-    /// Entries outside the batch, or repeated, are ignored.
-    static func refusedEvents(in body: Data, count: Int) -> [RefusedEvent] {
-        guard let list = (try? JSON(parsing: body))?["refused"]?.arrayValue else { return [] }
-        var seen = Set<Int>()
-        return list.compactMap { entry in
-            guard let index = entry["index"]?.intValue, (0..<count).contains(index), seen.insert(index).inserted else {
-                return nil
-            }
-            return RefusedEvent(
-                index: index, field: entry["field"]?.stringValue ?? "event", reason: entry["reason"]?.stringValue ?? "")
+            return (report, Answer(failure: error, retryAfter: retryAfter))
         }
     }
 
