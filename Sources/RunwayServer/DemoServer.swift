@@ -4,6 +4,7 @@ import HummingbirdHTTP2
 public import Logging
 import NIOCore
 public import NIOSSL
+import ServiceLifecycle
 
 /// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
 /// Hummingbird, bound to 127.0.0.1 on an ephemeral port.
@@ -21,6 +22,7 @@ public final class DemoServer: Sendable {
     /// What the server saw.
     public let probe: ServerProbe
     private let running: Task<Void, any Error>
+    private let group: ServiceGroup
 
     /// Whether the server speaks TLS (and so HTTP/2 by ALPN).
     public let usesTLS: Bool
@@ -31,7 +33,10 @@ public final class DemoServer: Sendable {
     /// `http://<address>:<port>`, or `https://…` with TLS.
     public var baseURL: String { "\(usesTLS ? "https" : "http")://\(address):\(port)" }
 
-    private init(address: String, port: Int, usesTLS: Bool, probe: ServerProbe, running: Task<Void, any Error>) {
+    private init(
+        address: String, port: Int, usesTLS: Bool, probe: ServerProbe, running: Task<Void, any Error>, group: ServiceGroup
+    ) {
+        self.group = group
         self.address = address
         self.port = port
         self.usesTLS = usesTLS
@@ -102,9 +107,11 @@ public final class DemoServer: Sendable {
             },
             logger: logger
         )
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger))
         let running = Task {
             defer { portSink.finish() }
-            try await app.runService(gracefulShutdownSignals: [])
+            try await group.run()
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() ?? nil else {
@@ -112,13 +119,24 @@ public final class DemoServer: Sendable {
             _ = await running.result
             throw DemoServerError.couldNotBind
         }
-        return DemoServer(address: address, port: port, usesTLS: tls != nil, probe: probe, running: running)
+        return DemoServer(address: address, port: port, usesTLS: tls != nil, probe: probe, running: running, group: group)
     }
 
     /// Stops the server and waits until it has closed its connections.
+    ///
+    /// A graceful shutdown: connections the kernel accepted but the server has not yet taken
+    /// (a TCP probe's, a moment before) are served and closed. Cancelling the server instead
+    /// traps in SwiftNIO on such a connection (apple/swift-nio#3481). A handler still waiting
+    /// for something that will never come (a gate a test did not open) is cancelled after 10 s.
     public func stop() async {
-        running.cancel()
+        await group.triggerGracefulShutdown()
+        let running = self.running
+        let backstop = Task {
+            try await Task.sleep(for: .seconds(10))
+            running.cancel()
+        }
         _ = await running.result
+        backstop.cancel()
     }
 }
 

@@ -3,7 +3,7 @@
 final class Doorbell: Sendable {
     private struct State {
         var rung = false
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: CheckedContinuation<Bool, Never>?
         var generation = 0
     }
 
@@ -11,7 +11,7 @@ final class Doorbell: Sendable {
 
     /// Wakes the waiter, or the next one to wait.
     func ring() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard let waiter = state.waiter else {
                 state.rung = true
                 return nil
@@ -19,11 +19,15 @@ final class Doorbell: Sendable {
             state.waiter = nil
             return waiter
         }
-        waiter?.resume()
+        waiter?.resume(returning: true)
     }
 
-    /// Returns after a ring, after `timeout` (when given), or when the task is cancelled.
-    func wait(timeout: Duration?) async {
+    /// Returns after a ring, after `timeout` (when given) on `clock`, or when the task is
+    /// cancelled.
+    ///
+    /// - returns: Whether a ring ended the wait.
+    @discardableResult
+    func wait(timeout: Duration?, clock: (any Clock<Duration>)? = nil) async -> Bool {
         let generation = state.withLock { state -> Int? in
             if state.rung {
                 state.rung = false
@@ -32,25 +36,30 @@ final class Doorbell: Sendable {
             state.generation += 1
             return state.generation
         }
-        guard let generation else { return }
+        guard let generation else { return true }
         let timer = timeout.map { timeout in
             Task { [self] in
-                try? await Task.sleep(for: timeout)
+                if let clock {
+                    try? await clock.sleep(for: timeout)
+                } else {
+                    try? await Task.sleep(for: timeout)
+                }
                 wake(generation)
             }
         }
         defer { timer?.cancel() }
-        await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.rung || state.generation != generation {
+                let rungNow = state.withLock { state -> Bool? in
+                    if state.rung {
                         state.rung = false
                         return true
                     }
+                    if state.generation != generation { return false }
                     state.waiter = continuation
-                    return false
+                    return nil
                 }
-                if resumeNow { continuation.resume() }
+                if let rungNow { continuation.resume(returning: rungNow) }
             }
         } onCancel: {
             wake(generation)
@@ -59,7 +68,7 @@ final class Doorbell: Sendable {
 
     /// Resumes the waiter of `generation` only: a late timer never wakes a later wait.
     private func wake(_ generation: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard state.generation == generation, let waiter = state.waiter else {
                 if state.generation == generation { state.generation += 1 }
                 return nil
@@ -67,6 +76,6 @@ final class Doorbell: Sendable {
             state.waiter = nil
             return waiter
         }
-        waiter?.resume()
+        waiter?.resume(returning: false)
     }
 }

@@ -57,8 +57,13 @@ public final class EndpointSelector: Sendable {
         /// The most probes in flight at once, over all candidates: a TCP probe waits on a
         /// thread of its own, so this bounds the threads a round holds. Default 4.
         public var maximumConcurrentProbes: Int = 4
-        /// The clock HTTP probes are timed on. Default the continuous clock; a test gives one it
-        /// advances itself, so a ranking cannot depend on how busy the machine is.
+        /// How long the network must hold still after a change before a round measures it: a
+        /// flapping link or a handover brings a burst of changes, and one round after the last
+        /// is worth more than one per change. Default 2 s.
+        public var settleTime: Duration = .seconds(2)
+        /// The clock HTTP probes are timed on and rounds are scheduled on (the interval, the
+        /// settle time). Default the continuous clock; a test gives one it advances itself, so a
+        /// ranking or a schedule cannot depend on how busy the machine is.
         public var clock: any Clock<Duration> = ContinuousClock()
 
         /// The defaults.
@@ -204,8 +209,9 @@ public final class EndpointSelector: Sendable {
         return measurements.sorted { ($0.time ?? .seconds(86_400)) < ($1.time ?? .seconds(86_400)) }
     }
 
-    /// Probes now, then every ``Configuration/interval`` and whenever `changes` yields (a
-    /// network change), until ``stop()``. A second call while running does nothing.
+    /// Probes now, then every ``Configuration/interval`` and after each network change
+    /// (`changes` yields) once no further change has come for ``Configuration/settleTime``,
+    /// until ``stop()``. A second call while running does nothing.
     public func start(using transport: (any Transport)? = nil, changes: AsyncStream<Void>? = nil) {
         state.withLock { state in
             guard state.running == nil else { return }
@@ -219,7 +225,11 @@ public final class EndpointSelector: Sendable {
                 defer { listener?.cancel() }
                 while !Task.isCancelled {
                     await probe(using: transport)
-                    await bell.wait(timeout: configuration.interval)
+                    var changed = await bell.wait(timeout: configuration.interval, clock: configuration.clock)
+                    // Still changing: wait until the path holds still.
+                    while changed, !Task.isCancelled {
+                        changed = await bell.wait(timeout: configuration.settleTime, clock: configuration.clock)
+                    }
                 }
             }
         }

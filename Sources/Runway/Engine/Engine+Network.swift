@@ -14,6 +14,9 @@ struct Attempts: Sendable {
     var retryAfter: Duration?
     /// The address the last request was sent to, when an endpoint selector chose it.
     var address: String?
+    /// Whether the last attempt was sent and then ended because the device's network went
+    /// away (rather than a load that found no network before it sent anything).
+    var pathWentAway = false
 }
 
 /// What a transfer adds to the exchanges of a load: progress of the body sent, where the
@@ -96,11 +99,21 @@ extension Engine {
             }
             let policyAttempt = attempt - renewals - clockCorrections
             if case .failure(let error) = outcome, !cancellation.isCancelledOrTask,
-                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: policyAttempt),
-                network?.path.isReachable != false
+                api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: policyAttempt)
             {
                 let delay = api.retryPolicy.delay(afterAttempt: policyAttempt, retryAfter: retryAfter)
                 if let loadDeadline, clock.now + delay >= loadDeadline { return (outcome, seen) }
+                if let network, !network.path.isReachable {
+                    // A load that found no network fails now. One whose network went away in
+                    // flight gets the policy's wait for it to come back (a Wi-Fi handover, a
+                    // tunnel), and goes again as soon as it does.
+                    guard seen.pathWentAway else { return (outcome, seen) }
+                    seen.pathWentAway = false
+                    guard await waitForReturn(of: network, atMost: delay, cancellation: cancellation) else {
+                        return (cancellation.isCancelledOrTask ? .failure(.cancelled) : outcome, seen)
+                    }
+                    continue
+                }
                 do {
                     let sleep = self.sleep
                     if let cancellation { try await cancellation.run { try await sleep(delay) } } else { try await sleep(delay) }
@@ -176,6 +189,11 @@ extension Engine {
                 response = try await send(
                     request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation)
             } catch {
+                // The device went offline: no address is to blame, and none is left.
+                if let network, !network.path.isReachable, error.isUnreachable {
+                    seen.pathWentAway = true
+                    throw error
+                }
                 // The chosen address failed: it is left until the next round, and the next fastest
                 // takes over — at once, for this very request, when nothing of it was sent.
                 if let address, let selector = service.endpoints, error.faultsAddress {
@@ -278,32 +296,47 @@ extension Engine {
             uploadProgress: progress, responseSink: hooks.sink ?? collector)
         outgoing.connectAddress = connectAddress
         outgoing.pins = pins(forAuthority: prepared.head.authority)
-        let (result, expired) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
+        let (result, ended) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
         do {
             var response = try result.get()
             if let collector { response.body = try collector.body(orReturned: response.body) }
             return response
         } catch let error as RunwayError {
-            if expired { throw .timeout }
+            if ended == .networkLost { throw .noNetwork(reason: .unreachable) }
+            if ended == .deadline { throw .timeout }
             throw cancellation.isCancelledOrTask ? .cancelled : error
         } catch {
-            if expired { throw .timeout }
+            if ended == .networkLost { throw .noNetwork(reason: .unreachable) }
+            if ended == .deadline { throw .timeout }
             if error is CancellationError || cancellation.isCancelledOrTask { throw .cancelled }
             throw .transport(description: String(describing: error))
         }
     }
 
+    /// What ended an exchange before the transport did.
+    private enum Ending {
+        case deadline
+        case networkLost
+    }
+
     /// Sends `request` on the transport, ended through the exchange's own cancellation handle at
-    /// `deadline`, when the load's `cancellation` fires, or when the calling task is cancelled —
-    /// one mechanism for every transport.
+    /// `deadline`, when the device's network goes away, when the load's `cancellation` fires, or
+    /// when the calling task is cancelled — one mechanism for every transport.
     ///
-    /// - returns: The transport's outcome, and whether the deadline passed before it.
+    /// - returns: The transport's outcome, and what ended the exchange first, if not the transport.
     private func sendWithinDeadline(
         _ request: TransportRequest, deadline: ContinuousClock.Instant, cancellation: LoadCancellation?
-    ) async -> (Result<TransportResponse, any Error>, expired: Bool) {
+    ) async -> (Result<TransportResponse, any Error>, ended: Ending?) {
         let exchange = LoadCancellation()
         var request = request
         request.cancellation = exchange
+        var loss: NetworkMonitor.LossTicket?
+        if let network {
+            guard let ticket = network.watchLoss({ exchange.cancel() }) else {
+                return (.failure(RunwayError.noNetwork(reason: .unreachable)), .networkLost)
+            }
+            loss = ticket
+        }
         let ticket = deadlines.watch(until: deadline) { exchange.cancel() }
         let outer = cancellation?.register { exchange.cancel() }
         defer { if let outer { cancellation?.end(outer) } }
@@ -324,7 +357,23 @@ extension Engine {
         } catch {
             result = .failure(error)
         }
-        return (result, deadlines.stop(ticket))
+        let expired = deadlines.stop(ticket)
+        if let loss, let network, network.endWatch(loss) { return (result, .networkLost) }
+        return (result, expired ? .deadline : nil)
+    }
+
+    /// Waits until `network` is reachable again, for at most `limit` (on the engine's sleep) or
+    /// until the load is cancelled.
+    ///
+    /// - returns: Whether the network is back.
+    private func waitForReturn(of network: NetworkMonitor, atMost limit: Duration, cancellation: LoadCancellation?) async -> Bool {
+        let sleep = self.sleep
+        let wait: @Sendable () async -> Bool = {
+            await network.wait(until: \.isReachable) { try? await sleep(limit) }
+        }
+        guard let cancellation else { return await wait() }
+        let back = (try? await cancellation.run(wait)) ?? false
+        return back && !cancellation.isCancelled
     }
 
     /// The load's metrics: its outcome and duration, its retries, and a cache answer's tier.

@@ -6,7 +6,9 @@ import Network
 enum AppleNetworkPath {
     static func monitor() -> NetworkMonitor {
         let pathMonitor = NWPathMonitor()
-        let monitor = NetworkMonitor(path: path(of: pathMonitor.currentPath))
+        // `currentPath` means nothing before `start` (it reads as unsatisfied). Until the first
+        // update, which follows `start` at once, nothing is known: no load may fail for that.
+        let monitor = NetworkMonitor(path: NetworkPath(isReachable: true, interfaces: []))
         pathMonitor.pathUpdateHandler = { [weak monitor] update in monitor?.update(path(of: update)) }
         pathMonitor.start(queue: DispatchQueue(label: "runway.network-monitor"))
         let running = RunningMonitor(pathMonitor)
@@ -28,8 +30,10 @@ enum AppleNetworkPath {
         ] where path.usesInterfaceType(type) {
             kinds.append(kind)
         }
+        // `.requiresConnection` is a path that connecting brings up (an on-demand VPN, a
+        // cellular modem waking): not offline, or a load would never wake it.
         return NetworkPath(
-            isReachable: path.status == .satisfied, interfaces: kinds, isExpensive: path.isExpensive,
+            isReachable: path.status != .unsatisfied, interfaces: kinds, isExpensive: path.isExpensive,
             isConstrained: path.isConstrained)
     }
 }

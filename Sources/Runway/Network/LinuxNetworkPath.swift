@@ -2,12 +2,16 @@
 import Foundation
 import Glibc
 
-/// The network path on Linux: interfaces from `getifaddrs`, changes from an rtnetlink socket
-/// subscribed to link and address events (what `ip monitor` listens to).
+/// The network path on Linux: interfaces from `getifaddrs`, default routes from
+/// `/proc/net/route` and `/proc/net/ipv6_route` (this network namespace's), changes from an
+/// rtnetlink socket subscribed to link, address and route events (what `ip monitor` listens to).
 enum LinuxNetworkPath {
-    /// The path now: reachable when an interface other than loopback is up and running with an
-    /// IPv4 address or a global IPv6 address.
+    /// The path now: reachable when an interface other than loopback is up and running, has an
+    /// IPv4 address or a global IPv6 address, and carries a default route — a link with an
+    /// address but no route beyond its own subnet reaches nothing an app talks to. Where `/proc`
+    /// cannot be read, addresses alone decide.
     static func current() -> NetworkPath {
+        let routed = defaultRouteInterfaces()
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return .unreachable }
         defer { freeifaddrs(list) }
@@ -19,7 +23,9 @@ enum LinuxNetworkPath {
             guard flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_RUNNING) != 0, flags & UInt32(IFF_LOOPBACK) == 0,
                 let address = entry.pointee.ifa_addr, isRoutable(address)
             else { continue }
-            let kind = kind(of: String(cString: entry.pointee.ifa_name))
+            let name = String(cString: entry.pointee.ifa_name)
+            if let routed, !routed.contains(name) { continue }
+            let kind = kind(of: name)
             if !kinds.contains(kind) { kinds.append(kind) }
         }
         let order: [NetworkPath.Interface] = [.wired, .wifi, .other, .cellular]
@@ -27,6 +33,41 @@ enum LinuxNetworkPath {
         return NetworkPath(
             isReachable: !kinds.isEmpty, interfaces: kinds,
             isExpensive: !kinds.isEmpty && kinds.allSatisfy { $0 == .cellular })
+    }
+
+    /// The interfaces that carry a default route, IPv4 or IPv6; `nil` when neither table can
+    /// be read.
+    private static func defaultRouteInterfaces() -> Set<String>? {
+        let ipv4 = try? String(contentsOfFile: "/proc/net/route", encoding: .utf8)
+        let ipv6 = try? String(contentsOfFile: "/proc/net/ipv6_route", encoding: .utf8)
+        guard ipv4 != nil || ipv6 != nil else { return nil }
+        return defaultRouteInterfaces(ipv4: ipv4 ?? "", ipv6: ipv6 ?? "")
+    }
+
+    /// The interfaces with a usable default route in the kernel's route tables as `/proc`
+    /// prints them: destination and mask (or prefix length) zero, `RTF_UP` set, `RTF_REJECT`
+    /// not (the kernel's own "unreachable" default on `lo`).
+    static func defaultRouteInterfaces(ipv4: String, ipv6: String) -> Set<String> {
+        let up: UInt32 = 0x0001
+        let reject: UInt32 = 0x0200
+        var names = Set<String>()
+        // Iface Destination Gateway Flags RefCnt Use Metric Mask ...
+        for line in ipv4.split(separator: "\n").dropFirst() {
+            let fields = line.split(whereSeparator: \.isWhitespace)
+            guard fields.count >= 8, let flags = UInt32(fields[3], radix: 16), flags & up != 0, flags & reject == 0,
+                UInt32(fields[1], radix: 16) == 0, UInt32(fields[7], radix: 16) == 0
+            else { continue }
+            names.insert(String(fields[0]))
+        }
+        // Destination PrefixLength Source SourcePrefixLength NextHop Metric RefCnt Use Flags Device
+        for line in ipv6.split(separator: "\n") {
+            let fields = line.split(whereSeparator: \.isWhitespace)
+            guard fields.count >= 10, let flags = UInt32(fields[8], radix: 16), flags & up != 0, flags & reject == 0,
+                fields[0].allSatisfy({ $0 == "0" }), UInt8(fields[1], radix: 16) == 0, fields[9] != "lo"
+            else { continue }
+            names.insert(String(fields[9]))
+        }
+        return names
     }
 
     private static func isRoutable(_ address: UnsafeMutablePointer<sockaddr>) -> Bool {
@@ -64,14 +105,16 @@ enum LinuxNetworkPath {
     private static let linkGroup: UInt32 = 0x1
     private static let ipv4AddressGroup: UInt32 = 0x10
     private static let ipv6AddressGroup: UInt32 = 0x100
+    private static let ipv4RouteGroup: UInt32 = 0x40
+    private static let ipv6RouteGroup: UInt32 = 0x400
 
-    /// Calls `onChange` after each burst of link or address events, on a thread of its own,
+    /// Calls `onChange` after each burst of link, address or route events, on a thread of its own,
     /// until the returned function is called. Without netlink (a sandbox that refuses the
     /// socket) nothing is called: the path stays as first read.
     static func watch(_ onChange: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         let descriptor = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue), 0)  // NETLINK_ROUTE is 0
         guard descriptor >= 0 else { return {} }
-        var address = NetlinkAddress(groups: linkGroup | ipv4AddressGroup | ipv6AddressGroup)
+        var address = NetlinkAddress(groups: linkGroup | ipv4AddressGroup | ipv6AddressGroup | ipv4RouteGroup | ipv6RouteGroup)
         let bound = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<NetlinkAddress>.size))

@@ -12,7 +12,15 @@ public final class NetworkMonitor: Sendable {
         var path: NetworkPath
         var listeners: [Int: AsyncStream<NetworkPath>.Continuation] = [:]
         var nextListener = 0
+        /// Exchanges in flight that end when the path becomes unreachable.
+        var losses: [UInt64: @Sendable () -> Void] = [:]
+        var nextLoss: UInt64 = 0
         var stop: (@Sendable () -> Void)?
+    }
+
+    /// An exchange watching for the path to go; ``NetworkMonitor/endWatch(_:)`` ends it.
+    struct LossTicket: Sendable {
+        fileprivate let id: UInt64
     }
 
     private let state: Locked<State>
@@ -54,14 +62,42 @@ public final class NetworkMonitor: Sendable {
         return stream
     }
 
-    /// Sets the path; listeners hear of it when it differs from the last one.
+    /// Sets the path; listeners hear of it when it differs from the last one. A path that
+    /// becomes unreachable ends the engine's exchanges in flight.
     public func update(_ path: NetworkPath) {
-        let listeners = state.withLock { state -> [AsyncStream<NetworkPath>.Continuation] in
-            guard state.path != path else { return [] }
+        let (listeners, losses) = state.withLock { state -> ([AsyncStream<NetworkPath>.Continuation], [@Sendable () -> Void]) in
+            guard state.path != path else { return ([], []) }
             state.path = path
-            return Array(state.listeners.values)
+            var losses: [@Sendable () -> Void] = []
+            if !path.isReachable {
+                losses = Array(state.losses.values)
+                state.losses = [:]
+            }
+            return (Array(state.listeners.values), losses)
         }
+        for lost in losses { lost() }
         for listener in listeners { listener.yield(path) }
+    }
+
+    /// Calls `lost` once if the path becomes unreachable before ``endWatch(_:)``: how an exchange
+    /// in flight learns that its network went away, instead of waiting out its timeout.
+    ///
+    /// - returns: `nil`, without calling `lost`, when the path is unreachable already.
+    func watchLoss(_ lost: @escaping @Sendable () -> Void) -> LossTicket? {
+        state.withLock { state in
+            guard state.path.isReachable else { return nil }
+            state.nextLoss &+= 1
+            state.losses[state.nextLoss] = lost
+            return LossTicket(id: state.nextLoss)
+        }
+    }
+
+    /// Stops watching.
+    ///
+    /// - returns: Whether the path went away first (`lost` was called, or is running).
+    @discardableResult
+    func endWatch(_ ticket: LossTicket) -> Bool {
+        state.withLock { $0.losses.removeValue(forKey: ticket.id) } == nil
     }
 
     /// Waits until the path satisfies `condition` or `limit` has passed, whichever is first.
@@ -72,6 +108,13 @@ public final class NetworkMonitor: Sendable {
     /// - returns: Whether the path satisfies `condition` now.
     @discardableResult
     public func wait(until condition: @escaping @Sendable (NetworkPath) -> Bool, atMost limit: Duration) async -> Bool {
+        await wait(until: condition) { try? await Task.sleep(for: limit) }
+    }
+
+    /// Waits until the path satisfies `condition` or `timer` returns, whichever is first.
+    func wait(
+        until condition: @escaping @Sendable (NetworkPath) -> Bool, timer: @escaping @Sendable () async -> Void
+    ) async -> Bool {
         let stream = changes()
         if condition(path) { return true }
         return await withTaskGroup(of: Bool.self) { group in
@@ -80,7 +123,7 @@ public final class NetworkMonitor: Sendable {
                 return false
             }
             group.addTask {
-                try? await Task.sleep(for: limit)
+                await timer()
                 return false
             }
             let first = await group.next() ?? false

@@ -10,7 +10,9 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
         case other
     }
 
-    /// Whether an interface other than loopback is up with a routable address.
+    /// Whether anything beyond this device can be reached: on Linux, an interface other than
+    /// loopback is up with a routable address and a default route; on Apple platforms, the
+    /// path is satisfied or comes up when a connection asks for it (`.requiresConnection`).
     public var isReachable: Bool
     /// The kinds of the interfaces that are up, each once, most preferred first.
     public var interfaces: [Interface]

@@ -45,7 +45,7 @@ struct NetworkMonitorTests {
         try await Self.ip(["netns", "add", namespace])
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = ["netns", "exec", namespace, runwayExecutable().path, "network", "--watch", "1"]
+        process.arguments = ["netns", "exec", namespace, runwayExecutable().path, "network", "--watch", "2"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -57,15 +57,91 @@ struct NetworkMonitorTests {
             // Only loopback, and it is down: nothing is reachable.
             let first = await Self.line(output.fileHandleForReading)
             #expect(first.contains(#""reachable":false"#), "\(first)")
-            // A veth pair with an address comes up: the monitor hears it from the kernel.
+            // A veth pair with an address comes up: a subnet of its own, no way beyond it — still
+            // unreachable, so no line. With a default route, the monitor hears it from the kernel.
             try await Self.ip(["-n", namespace, "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
             try await Self.ip(["-n", namespace, "addr", "add", "10.77.0.1/24", "dev", "v0"])
             try await Self.ip(["-n", namespace, "link", "set", "v1", "up"])
             try await Self.ip(["-n", namespace, "link", "set", "v0", "up"])
+            try await Self.ip(["-n", namespace, "route", "add", "default", "via", "10.77.0.2"])
             let second = await Self.line(output.fileHandleForReading)
             #expect(second.contains(#""reachable":true"#), "\(second)")
+            // The default route goes, the link stays up with its address: unreachable again.
+            try await Self.ip(["-n", namespace, "route", "del", "default"])
+            let third = await Self.line(output.fileHandleForReading)
+            #expect(third.contains(#""reachable":false"#), "\(third)")
         }
     }
+
+    @Test(
+        "Linux: a load in flight ends with noNetwork(.unreachable) the moment its namespace's link loses its carrier",
+        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip"),
+            "network namespaces need root and iproute2 (CI runs as root)"))
+    func linkLossEndsTheLoadInFlight() async throws {
+        // The client runs in a namespace of its own; its veth peer stays here, with the server
+        // on its address. Taking the peer down takes the carrier from the client's link.
+        let tag = UUID().uuidString.prefix(8).lowercased()
+        let namespace = "runway-\(tag)"
+        let (host, inside) = ("rwh\(tag)", "rwn\(tag)")
+        let subnet = "10.213.\(Int.random(in: 0...255))"
+        try await Self.ip(["netns", "add", namespace])
+        let process = Process()
+        var server: DemoServer?
+        try await withCleanup({
+            server?.probe.openGate("link-loss")
+            if process.isRunning { process.terminate() }
+            try? await Self.ip(["link", "del", host])
+            try? await Self.ip(["netns", "del", namespace])
+            await server?.stop()
+        }) {
+            try await Self.ip(["link", "add", host, "type", "veth", "peer", "name", inside, "netns", namespace])
+            try await Self.ip(["addr", "add", "\(subnet).1/30", "dev", host])
+            try await Self.ip(["link", "set", host, "up"])
+            try await Self.ip(["-n", namespace, "addr", "add", "\(subnet).2/30", "dev", inside])
+            try await Self.ip(["-n", namespace, "link", "set", inside, "up"])
+            try await Self.ip(["-n", namespace, "route", "add", "default", "via", "\(subnet).1"])
+            let started = try await DemoServer.start(address: "\(subnet).1")
+            server = started
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            process.arguments = [
+                "netns", "exec", namespace, runwayExecutable().path, "network",
+                "--get", "http://\(subnet).1:\(started.port)/faults/gate/link-loss", "--timeout", "40",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let path = await Self.line(output.fileHandleForReading)
+            #expect(path.contains(#""reachable":true"#), "\(path)")
+            // The request is at the server, held at a gate: the load is in flight.
+            await started.probe.wait(for: .gateWaiting)
+            try await Self.ip(["link", "set", host, "down"])
+            var outcome = await Self.line(output.fileHandleForReading)
+            if outcome.contains(#""load""#) { outcome = await Self.line(output.fileHandleForReading) }
+            #expect(outcome.contains(#""outcome":"noNetwork.unreachable""#), "\(outcome), not the 40 s timeout")
+            #expect(started.probe.count("/faults/gate/link-loss") == 1)
+        }
+    }
+
+    #if os(Linux)
+    @Test("Linux: only a usable default route makes an interface a way out (the kernel's reject route on lo is none)")
+    func defaultRoutesFromProc() {
+        let ipv4 = """
+            Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+            eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
+            wlan0\t00000000\t0100A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0
+            tun0\t00000000\t00000000\t0201\t0\t0\t0\t00000000\t0\t0\t0
+            """
+        let ipv6 = """
+            fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0
+            00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000003 00000000 00000003     eth1
+            00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
+            """
+        #expect(LinuxNetworkPath.defaultRouteInterfaces(ipv4: ipv4, ipv6: ipv6) == ["wlan0", "eth1"])
+        let subnetOnly = ipv4.components(separatedBy: "\n").prefix(2).joined(separator: "\n")
+        #expect(LinuxNetworkPath.defaultRouteInterfaces(ipv4: subnetOnly, ipv6: "").isEmpty)
+    }
+    #endif
 
     @Test("The machine's own path is read (this machine has a network)")
     func systemPath() {
@@ -157,7 +233,10 @@ struct NetworkMonitorTests {
         let transport = AsyncHTTPClientTransport()
         let monitor = NetworkMonitor(path: .wired)
         let engine = Engine(transport: transport, network: monitor)
-        let selector = EndpointSelector(host: "api.runway.test", port: server.port, candidates: ["127.0.0.1"])
+        var configuration = EndpointSelector.Configuration()
+        configuration.settleTime = .zero  // the debounce has its own test
+        let selector = EndpointSelector(
+            host: "api.runway.test", port: server.port, candidates: ["127.0.0.1"], configuration: configuration)
         try await withCleanup({
             selector.stop()
             try? await transport.shutdown()

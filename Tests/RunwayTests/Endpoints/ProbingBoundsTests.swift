@@ -90,4 +90,42 @@ struct ProbingBoundsTests {
             #expect(transport.addressClientCount == 2)
         }
     }
+
+    @Test("A burst of network changes makes one round, once the path has held still for settleTime")
+    func changesAreDebounced() async throws {
+        let server = try await DemoServer.start()
+        let clock = ManualClock()
+        var configuration = EndpointSelectorTests.manual
+        configuration.attempts = 1
+        configuration.settleTime = .seconds(2)
+        configuration.interval = .seconds(600)
+        configuration.clock = clock
+        let selector = EndpointSelector(
+            host: EndpointSelectorTests.host, port: server.port, candidates: ["127.0.0.1"], configuration: configuration)
+        let (changes, change) = AsyncStream<Void>.makeStream()
+        try await withCleanup({
+            selector.stop()
+            await server.stop()
+        }) {
+            selector.start(changes: changes)
+            await selector.waitForRound(after: 0)
+            await clock.waitForSleeps(1)  // the interval
+            // Five changes a second apart (a flapping link): each starts the settle time again.
+            for index in 1...5 {
+                change.yield()
+                await clock.waitForSleeps(1 + index)
+                clock.advance(by: .seconds(1))
+                #expect(selector.rounds == 1, "no round while the path keeps changing (change \(index))")
+            }
+            // Two seconds after the last change: one round for the whole burst.
+            clock.advance(by: .seconds(1))
+            await selector.waitForRound(after: 1)
+            await clock.waitForSleeps(7)  // the next interval: nothing else is pending
+            #expect(selector.rounds == 2)
+            // The interval runs on the same clock.
+            clock.advance(by: .seconds(600))
+            await selector.waitForRound(after: 2)
+            #expect(selector.rounds == 3)
+        }
+    }
 }

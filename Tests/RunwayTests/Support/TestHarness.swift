@@ -72,6 +72,7 @@ func withHarness<T>(
     _ transport: TransportKind = .asyncHTTPClient,
     cache: ResponseCache? = nil,
     sleep: (@Sendable (Duration) async throws -> Void)? = nil,
+    network: NetworkMonitor? = nil,
     readTimeout: TimeAmount = .seconds(30),
     _ body: (Harness) async throws -> T
 ) async throws -> T {
@@ -83,8 +84,8 @@ func withHarness<T>(
     let chosen: any Transport = nio ?? URLSessionTransport()
     let logger = Logger(label: "runway.test") { _ in log }
     let engine =
-        if let sleep { Engine(transport: chosen, cache: cache, logger: logger, sleep: sleep) } else {
-            Engine(transport: chosen, cache: cache, logger: logger)
+        if let sleep { Engine(transport: chosen, cache: cache, logger: logger, network: network, sleep: sleep) } else {
+            Engine(transport: chosen, cache: cache, logger: logger, network: network)
         }
     let harness = Harness(server: server, engine: engine, log: log)
     try harness.registerServices()
