@@ -1,7 +1,9 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import Hummingbird
 import PostgresNIO
+import Runway
 import RunwayExamples
 import RunwayServer
 
@@ -21,6 +23,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Keep collected events in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway.")
     var postgres: String?
 
+    @Option(help: "The key id clients sign with (default: the demo key's, runway-demo-2026).")
+    var keyID: String?
+
+    @Option(help: "The key's HMAC secret, hex, at least 32 bytes (default: the demo secret, printed at start).")
+    var secret: String?
+
+    @Flag(help: "Let unsigned requests reach the listings and the collector (only /signed/… still verifies). For benchmarks of the routes alone; said loudly at start.")
+    var noVerify = false
+
+    func validate() throws {
+        if let secret, (RequestSignature.bytes(fromHex: secret)?.count ?? 0) < 32 {
+            throw ValidationError("--secret must be at least 32 bytes of hex")
+        }
+        if noVerify, keyID != nil || secret != nil {
+            throw ValidationError("--no-verify takes no key: nothing would check it")
+        }
+    }
+
     func run() async throws {
         let store: any OperationLogStore
         var database: PostgresCollectorDatabase?
@@ -36,14 +56,26 @@ struct ServeCommand: AsyncParsableCommand {
             store = try SQLiteOperationLogStore(url: URL(fileURLWithPath: path))
             storeDescription = path
         }
-        // `/signed/echo/…` verifies the demo key, so `runway demo --server` can show signing.
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]])
+        // The listings, the collector and `/signed/echo/…` admit only requests signed with the
+        // key, as the README says; the demo signs with the demo key.
+        let key = secret.flatMap(RequestSignature.bytes(fromHex:)).map { SymmetricKey(data: $0) } ?? DemoSigningKey.secret
+        let id = keyID ?? DemoSigningKey.keyID
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]])
         let server = try await DemoServer.start(
-            signatureVerifier: verifier, verifiesEverything: false, collector: OperationLogCollector(store: store),
+            signatureVerifier: verifier, verifiesEverything: !noVerify, collector: OperationLogCollector(store: store),
             logLevel: quiet ? .critical : .info)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
         var banner = "Runway demo server at \(server.baseURL) — Ctrl-C to stop\n"
         banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)\n"
+        if noVerify {
+            let warning = "WARNING: --no-verify: the listings and the collector accept unsigned requests from anyone who can reach \(server.baseURL)\n"
+            FileHandle.standardError.write(Data(warning.utf8))
+            banner += warning
+        } else {
+            let hex = key.withUnsafeBytes { RequestSignature.hex($0) }
+            banner += "Signatures verified on the listings, the collector and /signed/…: key id \(id), secret \(hex)"
+            banner += secret == nil ? " (the demo key: choose your own with --key-id and --secret)\n" : "\n"
+        }
         if !quiet {
             banner += "Routes:\n" + DemoServer.routes.map { "  \($0)\n" }.joined()
             banner += "Try: swift run runway demo --server \(server.baseURL)\n"

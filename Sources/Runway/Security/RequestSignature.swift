@@ -56,6 +56,39 @@ public enum RequestSignature {
         public static let all = [keyID, timestamp, nonce, contentSHA256, signedHeaders, signature]
     }
 
+    /// What a signature's own fields may hold at most. A verifier refuses anything longer before
+    /// it computes or remembers anything, so a caller holding the key (every installed app
+    /// holds one) cannot make it store 60 KB per nonce; the signer refuses to make what a
+    /// verifier would refuse.
+    public enum Limits {
+        /// The longest nonce, in bytes. A UUID is 36.
+        public static let nonceLength = 128
+        /// The longest key id, in bytes.
+        public static let keyIDLength = 128
+        /// The most header fields one request may sign.
+        public static let signedFieldCount = 32
+        /// The longest value of one signed header field (its repeats joined), in bytes.
+        public static let signedFieldLength = 8_192
+    }
+
+    /// Checks `parts` against ``Limits``.
+    ///
+    /// - throws: ``FormatError`` naming the part that is too long.
+    public static func checkLimits(_ parts: Parts) throws(FormatError) {
+        if parts.nonce.utf8.count > Limits.nonceLength {
+            throw FormatError(reason: "the nonce is longer than \(Limits.nonceLength) bytes")
+        }
+        if parts.keyID.utf8.count > Limits.keyIDLength {
+            throw FormatError(reason: "the key id is longer than \(Limits.keyIDLength) bytes")
+        }
+        if parts.signedFields.count > Limits.signedFieldCount {
+            throw FormatError(reason: "more than \(Limits.signedFieldCount) header fields are signed")
+        }
+        for field in parts.signedFields where (field.value?.utf8.count ?? 0) > Limits.signedFieldLength {
+            throw FormatError(reason: "the signed field \(field.name) is longer than \(Limits.signedFieldLength) bytes")
+        }
+    }
+
     /// Why a request cannot be put in canonical form.
     public struct FormatError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong, for people.
@@ -97,8 +130,10 @@ public enum RequestSignature {
 
     /// The canonical request text of `parts`.
     ///
-    /// - throws: ``FormatError`` when the query is not validly percent-encoded.
+    /// - throws: ``FormatError`` when the query is not validly percent-encoded, or a part is
+    ///   longer than ``Limits`` allow.
     public static func canonicalRequest(_ parts: Parts) throws(FormatError) -> String {
+        try checkLimits(parts)
         let (path, query) = split(parts.pathAndQuery)
         let fields = parts.signedFields
             .map { (name: $0.name.lowercased(), value: $0.value.map(trimmed) ?? "") }

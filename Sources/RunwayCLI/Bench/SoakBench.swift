@@ -125,11 +125,12 @@ struct ChildServer {
     let process: Process
     let baseURL: String
 
-    /// Starts `runway serve --quiet` with `arguments` added (`--postgres URL`, say).
+    /// Starts `runway serve --quiet --no-verify` with `arguments` added (`--postgres URL`, say):
+    /// the benchmarks measure the routes and the stores, not the signature.
     static func start(_ arguments: [String] = []) throws -> ChildServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["serve", "--quiet"] + arguments
+        process.arguments = ["serve", "--quiet", "--no-verify"] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -18,13 +18,18 @@ import Runway
 /// |---|---|---|
 /// | 401 | `missing_header` | a signature header field is absent (`header` names it) |
 /// | 401 | `unknown_key` | the key id is not configured |
-/// | 401 | `stale_timestamp` | the timestamp is outside the window, in either direction; the answer's `WWW-Authenticate` carries ``RequestSignature/clockSkewError`` and the verifier's time (`server_time`), so the client corrects its clock instead of signing in again |
+/// | 431 | `field_too_large` | a signature field is longer than ``RequestSignature/Limits`` allow, or a signed header field is (`header` names it); checked first, before anything is computed or remembered |
+/// | 401 | `stale_timestamp` | the timestamp is `window − futureSkew` or more behind the server's clock or more than `futureSkew` ahead of it; the answer's `WWW-Authenticate` carries ``RequestSignature/clockSkewError`` and the verifier's time (`server_time`), so the client corrects its clock instead of signing in again |
 /// | 401 | `malformed_request` | the query is not validly percent-encoded, or `content-type` is not signed |
 /// | 401 | `bad_signature` | no active secret of the key produces the signature |
 /// | 401 | `replayed_nonce` | the nonce was already used within the window |
 /// | 401 | `body_mismatch` | the body does not hash to the signed `X-Runway-Content-Sha256` |
 /// | 413 | `body_too_large` | the body is larger than `maximumBodySize` |
-/// | 503 | `nonce_store_full` | the nonce store cannot remember one more (fails closed; `Retry-After`) |
+/// | 503 | `nonce_store_full` | the nonce store cannot remember one more (fails closed; `Retry-After` is the time until the earliest nonce expires) |
+///
+/// A nonce is remembered until its timestamp is too old to be accepted: at most `window` from
+/// when it arrived, however its timestamp was chosen, so a store sized for `window`
+/// (``MemoryNonceStore/capacity(forRequestsPerSecond:window:)``) holds steady traffic.
 ///
 /// Several secrets can be active per key id at once, so a secret can be rotated without a gap.
 /// Several verifier processes behind one load balancer must share one ``NonceStore``.
@@ -43,10 +48,12 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         case bodyMismatch = "body_mismatch"
         case bodyTooLarge = "body_too_large"
         case nonceStoreFull = "nonce_store_full"
+        case fieldTooLarge = "field_too_large"
     }
 
     private let keys: [String: [SymmetricKey]]
     private let window: TimeInterval
+    private let futureSkew: TimeInterval
     private let now: @Sendable () -> Date
     private let nonces: any NonceStore
     private let maximumBodySize: Int
@@ -56,18 +63,24 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     ///
     /// - parameters:
     ///   - keys: The active secrets of each key id (several during a rotation).
-    ///   - window: How far a timestamp may be from the server's clock, either way. Default 300 s.
-    ///   - nonces: Where nonces are remembered; one in-memory store of 100,000 by default.
+    ///   - window: The span of timestamps accepted, and the longest a nonce is remembered.
+    ///     Default 300 s.
+    ///   - futureSkew: How far ahead of the server's clock a timestamp may be (the rest of the
+    ///     window is behind it). Default 60 s; at most `window`.
+    ///   - nonces: Where nonces are remembered; by default one in-memory store sized for 2,000
+    ///     signed requests a second over 300 s.
     ///   - maximumBodySize: The largest body a verified request may stream.
     ///   - scheme: The scheme clients use to reach this server; `nil` takes the request's own
     ///     (`http` when it has none).
     ///   - now: The server's clock; replace it in tests.
     public init(
-        keys: [String: [SymmetricKey]], window: Duration = .seconds(300), nonces: any NonceStore = MemoryNonceStore(),
-        maximumBodySize: Int = 4 << 20, scheme: String? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        keys: [String: [SymmetricKey]], window: Duration = .seconds(300), futureSkew: Duration = .seconds(60),
+        nonces: any NonceStore = MemoryNonceStore(), maximumBodySize: Int = 4 << 20, scheme: String? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.keys = keys
-        self.window = Double(window.components.seconds)
+        self.window = max(Double(window.components.seconds), 1)
+        self.futureSkew = min(max(Double(futureSkew.components.seconds), 0), self.window)
         self.now = now
         self.nonces = nonces
         self.maximumBodySize = maximumBodySize
@@ -81,12 +94,18 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         for name in fields.all where request.headers[name] == nil {
             return Self.refuse(.missingHeader, detail: ["header": name.canonicalName])
         }
+        // Lengths first: nothing is computed or remembered for a field past its limit.
+        for (name, limit) in Self.fieldLimits where (request.headers[values: name].first?.utf8.count ?? 0) > limit {
+            return Self.tooLarge(name.canonicalName)
+        }
         let keyID = request.headers[fields.keyID] ?? ""
         let nonce = request.headers[fields.nonce] ?? ""
         guard let secrets = keys[keyID] else { return Self.refuse(.unknownKey) }
         let clock = now()
-        guard let timestamp = Int64(request.headers[fields.timestamp] ?? ""),
-            abs(Double(timestamp) - clock.timeIntervalSince1970) <= window
+        // Accepted: from `window − futureSkew` behind the server's clock to `futureSkew` ahead.
+        let age = Int64(request.headers[fields.timestamp] ?? "").map { clock.timeIntervalSince1970 - Double($0) }
+        guard let timestamp = Int64(request.headers[fields.timestamp] ?? ""), let age, age < window - futureSkew,
+            -age <= futureSkew
         else {
             var refused = Self.refuse(.staleTimestamp, detail: ["serverTime": String(Int64(clock.timeIntervalSince1970.rounded(.down)))])
             refused.headers[.wwwAuthenticate] = RequestSignature.clockSkewChallenge(serverTime: clock)
@@ -98,12 +117,18 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
             return Self.refuse(.badSignature)
         }
         let signedNames = (request.headers[fields.signedHeaders] ?? "").split(separator: ";").map { $0.lowercased() }
+        guard signedNames.count <= RequestSignature.Limits.signedFieldCount else {
+            return Self.tooLarge(fields.signedHeaders.canonicalName)
+        }
         guard signedNames.contains("content-type") else {
             return Self.refuse(.malformedRequest, detail: ["detail": "content-type must be signed"])
         }
         let signedFields = signedNames.map { name -> (name: String, value: String?) in
             let values = HTTPField.Name(name).map { request.headers[values: $0] } ?? []
             return (name, values.isEmpty ? nil : values.joined(separator: ","))
+        }
+        if let long = signedFields.first(where: { ($0.value?.utf8.count ?? 0) > RequestSignature.Limits.signedFieldLength }) {
+            return Self.tooLarge(long.name)
         }
         let authority = request.head.authority ?? request.headers[.init("Host")!] ?? ""
         let canonical: String
@@ -121,16 +146,20 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         }
         guard authentic else { return Self.refuse(.badSignature) }
 
-        let expiry = Date(timeIntervalSince1970: Double(timestamp) + window)
+        // Remembered for as long as the timestamp stays acceptable (until it is `window −
+        // futureSkew` old): at most `window` from now.
+        let expiry = Date(timeIntervalSince1970: Double(timestamp) + window - futureSkew)
         let recording: NonceRecording
         do {
             recording = try await nonces.record("\(keyID)\u{0}\(nonce)", expiry: expiry, now: clock)
         } catch {
-            return Self.unavailable(.nonceStoreFull)
+            return Self.unavailable(.nonceStoreFull, retryAfter: 1)
         }
         switch recording {
         case .replayed: return Self.refuse(.replayedNonce)
-        case .full: return Self.unavailable(.nonceStoreFull)
+        case .full(let roomAt):
+            let wait = roomAt.map { $0.timeIntervalSince(clock) } ?? 1
+            return Self.unavailable(.nonceStoreFull, retryAfter: Int(min(max(wait, 1), window).rounded(.up)))
         case .fresh: break
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
@@ -160,9 +189,26 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    static func unavailable(_ reason: Reason) -> Response {
+    /// The longest value each signature field may have: the nonce and key id by
+    /// ``RequestSignature/Limits``, the rest by their format (decimal seconds, SHA-256 hex, at
+    /// most `signedFieldCount` names).
+    static var fieldLimits: [(HTTPField.Name, Int)] {
+        let fields = RequestSignature.Field.self
+        let limits = RequestSignature.Limits.self
+        return [
+            (fields.keyID, limits.keyIDLength), (fields.nonce, limits.nonceLength), (fields.timestamp, 20),
+            (fields.contentSHA256, 64), (fields.signature, 64), (fields.signedHeaders, limits.signedFieldCount * 64),
+        ]
+    }
+
+    static func tooLarge(_ header: String) -> Response {
+        JSONResponse.make(
+            ["code": 431, "reason": Reason.fieldTooLarge.rawValue, "header": header], status: .requestHeaderFieldsTooLarge)
+    }
+
+    static func unavailable(_ reason: Reason, retryAfter seconds: Int) -> Response {
         var response = JSONResponse.make(["code": 503, "reason": reason.rawValue], status: .serviceUnavailable)
-        response.headers[.retryAfter] = "1"
+        response.headers[.retryAfter] = String(seconds)
         return response
     }
 }

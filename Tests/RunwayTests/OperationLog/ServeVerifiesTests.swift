@@ -1,0 +1,84 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HTTPTypes
+import NIOCore
+@testable import Runway
+import Testing
+
+/// `runway serve` as users deploy it: the collector and the listings verify signatures unless
+/// told loudly not to, with the key printed at start.
+@Suite("runway serve verifies by default", .timeLimit(.minutes(1)))
+struct ServeVerifiesTests {
+    /// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
+    static func serve(_ arguments: [String], until last: @escaping @Sendable (String) -> Bool) async throws
+        -> (Process, baseURL: String, banner: [String])
+    {
+        let (process, reader) = try startNiced(["serve", "--quiet"] + arguments)
+        var banner: [String] = []
+        while banner.last.map(last) != true {
+            let line = await NetworkMonitorTests.line(reader)
+            if line.isEmpty && !process.isRunning { break }
+            banner.append(line)
+        }
+        guard let first = banner.first, let start = first.range(of: "http://"),
+            let url = first[start.lowerBound...].split(separator: " ").first
+        else {
+            process.terminate()
+            throw RunwayError.invalidRequest(reason: "runway serve printed \(banner)")
+        }
+        return (process, String(url), banner)
+    }
+
+    /// Posts one gzip batch of one event to `baseURL`, signed with `key` when given.
+    static func post(to baseURL: String, signedWith key: (id: String, secret: SymmetricKey)?) async throws -> (Int, String?) {
+        let body = try Gzip.compress(
+            Data(#"{"events":[{"id":"\#(UUID().uuidString)","name":"tap","time":1700000000000,"payload":{}}]}"#.utf8))
+        var head = HTTPRequest(
+            method: .post, scheme: "http", authority: baseURL.replacingOccurrences(of: "http://", with: ""),
+            path: "/oplog/batches")
+        head.headerFields[.contentType] = "application/json"
+        head.headerFields[.contentEncoding] = "gzip"
+        if let key {
+            try HMACSigner(keyID: key.id, secret: key.secret).sign(
+                &head, body: body, context: SigningContext(apiName: "raw", service: "oplog", attempt: 1))
+        }
+        var request = HTTPClientRequest(url: baseURL + "/oplog/batches")
+        request.method = .POST
+        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), (try? JSON(parsing: Data(buffer: bytes)))?["reason"]?.stringValue)
+    }
+
+    @Test("By default an unsigned batch is refused, one signed with the printed key is stored; --key-id/--secret choose it")
+    func verifiesByDefault() async throws {
+        let (process, baseURL, banner) = try await Self.serve([]) { $0.contains("Signatures verified") }
+        defer { process.terminate() }
+        let line = try #require(banner.last)
+        #expect(line.contains("key id runway-demo-2026"))
+        let hex = try #require(line.components(separatedBy: "secret ").last?.split(separator: " ").first.map(String.init))
+        let secret = SymmetricKey(data: try #require(RequestSignature.bytes(fromHex: hex)))
+        let unsigned = try await Self.post(to: baseURL, signedWith: nil)
+        #expect(unsigned.0 == 401 && unsigned.1 == "missing_header")
+        #expect(try await Self.post(to: baseURL, signedWith: ("runway-demo-2026", secret)).0 == 200)
+
+        let chosen = SymmetricKey(size: .bits256)
+        let chosenHex = chosen.withUnsafeBytes { RequestSignature.hex($0) }
+        let (own, ownURL, _) = try await Self.serve(["--key-id", "shop-ios", "--secret", chosenHex]) {
+            $0.contains("Signatures verified")
+        }
+        defer { own.terminate() }
+        #expect(try await Self.post(to: ownURL, signedWith: ("shop-ios", chosen)).0 == 200)
+        #expect(try await Self.post(to: ownURL, signedWith: ("runway-demo-2026", secret)).1 == "unknown_key")
+    }
+
+    @Test("--no-verify lets unsigned batches in, and says so")
+    func noVerifyIsLoud() async throws {
+        let (process, baseURL, banner) = try await Self.serve(["--no-verify"]) { $0.contains("WARNING") }
+        defer { process.terminate() }
+        #expect(banner.last?.contains("accept unsigned requests") == true)
+        #expect(try await Self.post(to: baseURL, signedWith: nil).0 == 200)
+    }
+}
