@@ -125,12 +125,13 @@ struct ChildServer {
     let process: Process
     let baseURL: String
 
-    /// Starts `runway serve --quiet --no-verify` with `arguments` added (`--postgres URL`, say):
-    /// the benchmarks measure the routes and the stores, not the signature.
-    static func start(_ arguments: [String] = []) throws -> ChildServer {
+    /// Starts `runway serve --quiet` with `arguments` added (`--postgres URL`, say), and
+    /// `--no-verify` unless `verifying`: most benchmarks measure the routes and the stores, not
+    /// the signature.
+    static func start(_ arguments: [String] = [], verifying: Bool = false) throws -> ChildServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["serve", "--quiet", "--no-verify"] + arguments
+        process.arguments = ["serve", "--quiet"] + (verifying ? [] : ["--no-verify"]) + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -116,6 +116,32 @@ struct PostgresCollectorTests {
         }
     }
 
+    @Test("The shared nonce store is bounded: at capacity it is full until the earliest nonce expires, and expired rows are deleted")
+    func nonceStoreIsBounded() async throws {
+        try await PostgresCluster.with { cluster in
+            let database = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: Self.quiet)
+            let other = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: Self.quiet)
+            try await withCleanup({
+                await database.close()
+                await other.close()
+            }) {
+                let store = PostgresNonceStore(database: database, capacity: 3, sweepEvery: 1)
+                let now = Date(timeIntervalSince1970: 1_800_000_000)
+                for (index, nonce) in ["a", "b", "c"].enumerated() {
+                    #expect(try await store.record(nonce, expiry: now + Double(100 + index), now: now) == .fresh)
+                }
+                #expect(try await store.record("d", expiry: now + 300, now: now) == .full(roomAt: now + 100))
+                #expect(try await store.record("a", expiry: now + 300, now: now + 50) == .replayed, "a replay is still a replay")
+                // When "a" expires there is room again, and its row is gone.
+                #expect(try await store.record("d", expiry: now + 400, now: now + 100) == .fresh)
+                let rows = try await other.client.query("SELECT count(*)::BIGINT FROM signature_nonce", logger: Self.quiet)
+                var count: Int64 = -1
+                for try await (value) in rows.decode(Int64.self) { count = value }
+                #expect(count == 3, "b, c and d; a was deleted")
+            }
+        }
+    }
+
     @Test("A value PostgreSQL refuses is the store's refusal, not an outage: the rest is stored, the one named, the device's queue moves on")
     func storeRefusalIsPerEvent() async throws {
         try await PostgresCluster.with { cluster in
