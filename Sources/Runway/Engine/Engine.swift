@@ -48,7 +48,8 @@ public final class Engine: Sendable {
     ///   - cache: The response cache; `nil` sends every load to the network.
     ///   - logger: Receives one line per request; defaults to the label `runway`.
     ///   - network: The device's network (``NetworkMonitor/system()``); with it, loads fail at once
-    ///     with ``RunwayError/noNetwork(reason:)`` while it is unreachable.
+    ///     with ``RunwayError/noNetwork(reason:)`` while it is unreachable, and loads in flight
+    ///     when it becomes unreachable end so at that moment.
     ///   - metrics: Counts loads, durations, retries, cache outcomes and coalesced joins through
     ///     swift-metrics; by default through the factory bootstrapped in `MetricsSystem`.
     ///   - sleep: Waits between retries; replace it to observe or shorten backoff in tests.

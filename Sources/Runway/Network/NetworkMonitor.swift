@@ -5,8 +5,10 @@
 /// `NWPathMonitor` on Apple platforms. ``init(path:)`` makes one an app or a test drives with
 /// ``update(_:)``. Give it to the ``Engine``: while the path is unreachable, loads fail at once
 /// with ``RunwayError/noNetwork(reason:)`` (``RunwayError/NoNetworkReason/unreachable``)
-/// instead of waiting out a timeout, stale-if-offline cache entries answer as usual, operation-log
-/// uploads wait, and on the way back endpoint selectors measure again.
+/// instead of waiting out a timeout, loads in flight when it becomes unreachable end the same
+/// way at that moment (one its retry policy retries waits the policy's delay for the path),
+/// stale-if-offline cache entries answer as usual, operation-log uploads wait, and on the way
+/// back endpoint selectors measure again.
 public final class NetworkMonitor: Sendable {
     private struct State {
         var path: NetworkPath
