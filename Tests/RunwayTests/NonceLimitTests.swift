@@ -14,18 +14,11 @@ import Testing
 /// its window whatever timestamp it came with, and a full store says truly when room frees.
 @Suite("Nonce and field limits", .timeLimit(.minutes(1)))
 struct NonceLimitTests {
-    struct Answer {
-        var status: Int
-        var retryAfter: String?
-        var json: JSON?
-        var reason: String? { json?["reason"]?.stringValue }
-    }
-
     /// A `GET /signed/echo/limits` signed with `secret` at `timestamp`, then changed by `edit`
     /// (a field made too long), sent raw.
     static func send(
         to server: DemoServer, timestamp: Date, nonce: String = UUID().uuidString, edit: (inout HTTPFields) -> Void = { _ in }
-    ) async throws -> Answer {
+    ) async throws -> CollectorTests.Answer {
         var head = HTTPRequest(
             method: .get, scheme: "http", authority: server.baseURL.replacingOccurrences(of: "http://", with: ""),
             path: "/signed/echo/limits")
@@ -37,9 +30,9 @@ struct NonceLimitTests {
         for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
-        return Answer(
-            status: Int(response.status.code), retryAfter: response.headers.first(name: "retry-after"),
-            json: try? JSON(parsing: Data(buffer: bytes)))
+        return CollectorTests.Answer(
+            status: Int(response.status.code), json: try? JSON(parsing: Data(buffer: bytes)),
+            retryAfter: response.headers.first(name: "retry-after"))
     }
 
     @Test("A 60 KB nonce, a long key id or an 9 KB signed field is refused with 431 before the store sees it")

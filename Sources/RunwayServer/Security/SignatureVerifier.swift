@@ -95,7 +95,7 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
             return Self.refuse(.missingHeader, detail: ["header": name.canonicalName])
         }
         // Lengths first: nothing is computed or remembered for a field past its limit.
-        for (name, limit) in Self.fieldLimits where (request.headers[values: name].first?.utf8.count ?? 0) > limit {
+        for (name, limit) in SignatureFieldLimits.all where (request.headers[values: name].first?.utf8.count ?? 0) > limit {
             return Self.tooLarge(name.canonicalName)
         }
         let keyID = request.headers[fields.keyID] ?? ""
@@ -189,18 +189,6 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    /// The longest value each signature field may have: the nonce and key id by
-    /// ``RequestSignature/Limits``, the rest by their format (decimal seconds, SHA-256 hex, at
-    /// most `signedFieldCount` names).
-    static var fieldLimits: [(HTTPField.Name, Int)] {
-        let fields = RequestSignature.Field.self
-        let limits = RequestSignature.Limits.self
-        return [
-            (fields.keyID, limits.keyIDLength), (fields.nonce, limits.nonceLength), (fields.timestamp, 20),
-            (fields.contentSHA256, 64), (fields.signature, 64), (fields.signedHeaders, limits.signedFieldCount * 64),
-        ]
-    }
-
     static func tooLarge(_ header: String) -> Response {
         JSONResponse.make(
             ["code": 431, "reason": Reason.fieldTooLarge.rawValue, "header": header], status: .requestHeaderFieldsTooLarge)
@@ -211,4 +199,18 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         response.headers[.retryAfter] = String(seconds)
         return response
     }
+}
+
+/// The longest value each signature field may have: the nonce and key id by
+/// ``RequestSignature/Limits``, the rest by their format (decimal seconds, SHA-256 hex, at most
+/// `signedFieldCount` names). Built once, not per request (a generic type has no stored statics).
+private enum SignatureFieldLimits {
+    static let all: [(HTTPField.Name, Int)] = {
+        let fields = RequestSignature.Field.self
+        let limits = RequestSignature.Limits.self
+        return [
+            (fields.keyID, limits.keyIDLength), (fields.nonce, limits.nonceLength), (fields.timestamp, 20),
+            (fields.contentSHA256, 64), (fields.signature, 64), (fields.signedHeaders, limits.signedFieldCount * 64),
+        ]
+    }()
 }

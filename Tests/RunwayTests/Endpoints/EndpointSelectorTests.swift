@@ -279,9 +279,9 @@ struct EndpointSelectorTests {
                 host: Self.host, port: healthy.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
             selector.rank(["127.0.0.2", "127.0.0.1"])
             let (engine, log) = try Self.engine(selector, port: healthy.port, transport: transport)
-            // The deadline is the subject, so the load has one; it is long enough for a loaded
-            // machine to get the request to the hung server, and the retry's answer back, within it.
-            var api = TestAPI(path: "/faults/gate/open", timeout: .seconds(5))
+            // The deadline is the subject, so the load has one; each attempt gets it whole, and 10 s
+            // is far more than a loaded machine needs for the retry's local answer.
+            var api = TestAPI(path: "/faults/gate/open", timeout: .seconds(10))
             api.retryPolicy = RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1))
             _ = try await engine.perform(api, params: [:]).get()
             #expect(hung.probe.count("/faults/gate/open") == 1)

@@ -15,6 +15,7 @@ struct CollectorTests {
     struct Answer {
         var status: Int
         var json: JSON?
+        var retryAfter: String? = nil
         var reason: String? { json?["reason"]?.stringValue }
     }
 
