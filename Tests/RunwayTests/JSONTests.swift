@@ -42,6 +42,58 @@ struct JSONTests {
         #expect(throws: Never.self) { try JSONParser.parse(Data(fine.utf8)) }
     }
 
+    @Test("a value limit stops the parse at the first value past it, not at the end of the text")
+    func valueLimitStopsAtTheFirstValuePast() throws {
+        // A million empty objects: the 1,001st value is the 1,000th element, at byte 1 + 999 × 3.
+        let text = Data(("[" + Array(repeating: "{}", count: 1_000_000).joined(separator: ",") + "]").utf8)
+        let limits = JSONParser.Limits(maximumNodes: 1_000)
+        let failure = #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(text, limits: limits) }
+        #expect(failure?.exceeded == .nodes)
+        #expect(failure?.offset == 1 + 999 * 3)
+        // Exactly at the limit parses; member names are not values.
+        let fits = Data(#"{"a":[1,2],"b":"x"}"#.utf8)
+        #expect(try JSONParser.parse(fits, limits: .init(maximumNodes: 5)) == ["a": [1, 2], "b": "x"])
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(fits, limits: .init(maximumNodes: 4)) }
+        // Syntax errors are not limits.
+        #expect((#expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data("[1,".utf8), limits: limits) })?.exceeded == nil)
+    }
+
+    @Test("an element limit holds only the named member of the top-level object, and stops before the element past it")
+    func arrayMemberLimit() throws {
+        let limits = JSONParser.Limits(maximumNodes: .max, arrayMember: ("events", 3))
+        let over = Data(#"{"events":[1,2,3,4,5]}"#.utf8)
+        let failure = #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(over, limits: limits) }
+        #expect(failure?.exceeded == .arrayMember)
+        #expect(failure?.offset == #"{"events":[1,2,3,"#.utf8.count)
+        for text in [
+            #"{"events":[1,2,3],"other":[1,2,3,4,5]}"#,  // another member
+            #"{"events":[[1,2,3,4],{"x":[1,2,3,4]}]}"#,  // arrays inside the elements
+            #"{"events":{"x":[1,2,3,4]}}"#,  // not an array: an array inside it is not held
+            #"{"a":{"events":[1,2,3,4]}}"#,  // not the top-level object
+            #"[{"events":[1,2,3,4]}]"#,
+        ] {
+            #expect(throws: Never.self, "\(text)") { try JSONParser.parse(Data(text.utf8), limits: limits) }
+        }
+    }
+
+    @Test("the size lower bound never refuses what encodes within the limit, and is exact without escapes")
+    func encodedSizeLowerBound() throws {
+        let values: [JSON] = [
+            nil, true, false, 0, -12345, 2.5, .bigInteger("123456789012345678901234567890"), "", "plain", "é\n\"q\"",
+            [], [1, 2, 3], [:], ["a": 1, "bb": [true, nil]], ["k": ["n": ["deep": "x"]]],
+            .array(Array(repeating: "xx", count: 100)),
+        ]
+        for value in values {
+            let size = try value.encoded().count
+            #expect(!value.encodingCertainlyExceeds(size), "\(value)")
+        }
+        // Without numbers or escapes the bound is the size itself.
+        let exact: JSON = ["name": "tap", "list": ["a", "bc", true, nil], "o": [:]]
+        let size = try exact.encoded().count
+        #expect(exact.encodingCertainlyExceeds(size - 1))
+        #expect(JSON.string(String(repeating: "x", count: 8 << 20)).encodingCertainlyExceeds(32 * 1024))
+    }
+
     @Test("encodes with sorted keys and round-trips through the parser")
     func encodesSorted() throws {
         let value: JSON = ["b": [1, 2.5, "t\"x\n"], "a": nil, "c": ["z": true, "y": false]]

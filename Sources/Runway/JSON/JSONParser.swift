@@ -5,27 +5,70 @@ import Foundation
 /// Parsing is the largest client cost per request, so the engine parses once, off the main actor,
 /// straight into the value type the manager keeps: no `JSONSerialization` objects to bridge and
 /// walk afterwards. Nesting is capped so hostile input cannot exhaust the stack.
-struct JSONParser {
+package struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     static let maximumDepth = 512
 
-    /// Why a body is not JSON, with the byte offset where parsing stopped.
-    struct Failure: Error, Equatable {
-        var reason: String
-        var offset: Int
+    /// Counts a parse may not exceed, checked as it goes: a text past one stops at the first
+    /// value beyond the limit, so what refusing it costs is bounded by the limit, not by the text
+    /// (a few kilobytes of `[{},{},…]` inflated to megabytes would otherwise build a million
+    /// values before anything could count them).
+    package struct Limits: Sendable {
+        /// The most values in the whole text: every object, array, string, number, `true`,
+        /// `false` and `null` counts one (member names do not).
+        package var maximumNodes: Int
+        /// A member of the top-level object whose value, when an array, may hold at most
+        /// `limit` elements (a batch's `events`): the parse stops before the element past it.
+        package var arrayMember: (name: String, limit: Int)?
+
+        /// No limit beyond the nesting depth.
+        package static let none = Limits(maximumNodes: .max, arrayMember: nil)
+
+        package init(maximumNodes: Int, arrayMember: (name: String, limit: Int)? = nil) {
+            self.maximumNodes = maximumNodes
+            self.arrayMember = arrayMember
+        }
+    }
+
+    /// Which of the ``Limits`` a text went past.
+    package enum ExceededLimit: Equatable, Sendable {
+        /// More values than ``Limits/maximumNodes``.
+        case nodes
+        /// More elements in ``Limits/arrayMember``'s array than its limit.
+        case arrayMember
+    }
+
+    /// Why a body is not JSON, with the byte offset where parsing stopped; `exceeded` when the
+    /// text stopped at a limit rather than at a syntax error.
+    package struct Failure: Error, Equatable {
+        package var reason: String
+        package var offset: Int
+        package var exceeded: ExceededLimit?
+
+        init(reason: String, offset: Int, exceeded: ExceededLimit? = nil) {
+            self.reason = reason
+            self.offset = offset
+            self.exceeded = exceeded
+        }
     }
 
     private let bytes: [UInt8]
+    private let limits: Limits
     private var index = 0
     private var depth = 0
+    private var nodes = 0
+    /// Set while the value of ``Limits/arrayMember`` is being parsed, read by the array that
+    /// value opens: how many elements it may hold.
+    private var pendingElementLimit: Int?
     /// Members and elements of the containers still open, innermost last. A container is built
     /// at its closing bracket with its exact size: one allocation, instead of a dictionary or an
     /// array regrown as it fills (most of the parser's allocations before).
     private var openMembers: [(key: String, value: JSON)] = []
     private var openElements: [JSON] = []
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: [UInt8], limits: Limits) {
         self.bytes = bytes
+        self.limits = limits
         // Room for typical pages up front, so the stacks are not regrown a step at a time.
         openMembers.reserveCapacity(64)
         openElements.reserveCapacity(64)
@@ -33,8 +76,8 @@ struct JSONParser {
 
     /// Parses one JSON text; white space may surround it, nothing else may follow it. A leading
     /// UTF-8 byte order mark is ignored (RFC 8259 §8.1 allows it; Foundation does the same).
-    static func parse(_ data: Data) throws(Failure) -> JSON {
-        var parser = JSONParser(bytes: [UInt8](data))
+    package static func parse(_ data: Data, limits: Limits = .none) throws(Failure) -> JSON {
+        var parser = JSONParser(bytes: [UInt8](data), limits: limits)
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()
         let value = try parser.parseValue()
@@ -72,9 +115,16 @@ struct JSONParser {
 
     private mutating func parseValue() throws(Failure) -> JSON {
         guard index < bytes.count else { throw fail("unexpected end of input") }
+        nodes += 1
+        guard nodes <= limits.maximumNodes else {
+            throw Failure(reason: "more than \(limits.maximumNodes) values", offset: index, exceeded: .nodes)
+        }
+        // Taken by this value alone, so an array nested in a value of another type never gets it.
+        let elementLimit = pendingElementLimit ?? .max
+        pendingElementLimit = nil
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
-        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "["): return try parseArray(elementLimit: elementLimit)
         case UInt8(ascii: "\""): return .string(try parseString())
         case UInt8(ascii: "t"): try expect("true"); return .bool(true)
         case UInt8(ascii: "f"): try expect("false"); return .bool(false)
@@ -117,6 +167,7 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
+            if depth == 1, let member = limits.arrayMember, member.name == key { pendingElementLimit = member.limit }
             let value = try parseValue()
             openMembers.append((key, value))
             skipWhitespace()
@@ -136,7 +187,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseArray() throws(Failure) -> JSON {
+    private mutating func parseArray(elementLimit: Int) throws(Failure) -> JSON {
         try enterContainer()
         defer { depth -= 1 }
         index += 1
@@ -148,6 +199,9 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
+            guard openElements.count - first < elementLimit else {
+                throw Failure(reason: "more than \(elementLimit) elements", offset: index, exceeded: .arrayMember)
+            }
             let element = try parseValue()
             openElements.append(element)
             skipWhitespace()

@@ -37,7 +37,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
     var rounds = 5
 
-    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog, nonce or all (soak, oplog and nonce run only when named).")
+    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog, nonce, hostile or all (soak, oplog, nonce and hostile run only when named).")
     var suite: Suite = .all
 
     @Option(help: "Loads per transport in the soak benchmark.")
@@ -53,7 +53,7 @@ struct BenchCommand: AsyncParsableCommand {
     var cacheEntries = 100_000
 
     enum Suite: String, ExpressibleByArgument {
-        case http, parse, cache, soak, oplog, nonce, all
+        case http, parse, cache, soak, oplog, nonce, hostile, all
     }
 
     func run() async throws {
@@ -65,6 +65,10 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .nonce {
             try await NonceBench.run(postgres: postgres, logger: logger)
+            return
+        }
+        if suite == .hostile {
+            try await HostileBench.run()
             return
         }
         if suite == .soak {

@@ -8,7 +8,10 @@ import Runway
 ///
 /// `POST /oplog/batches` takes gzip-compressed JSON (`Content-Encoding: gzip`). Both the
 /// compressed body and what it inflates to are limited, so a small body that inflates to
-/// gigabytes is refused with 413 after at most the limit was produced. A batch whose shape is
+/// gigabytes is refused with 413 after at most the limit was produced. The events and the JSON
+/// values are counted while the batch is parsed, and parsing stops at the first one past its
+/// limit: a few kilobytes that inflate to a million tiny objects cost what the limits allow, not
+/// what the input asks for. A batch whose shape is
 /// wrong is refused whole; within a well-formed batch each event is checked against what every
 /// store can hold (an id, a name without NUL, a time from 1970 on, a payload within its size
 /// and without NUL) and **refused one by one**: the good events are stored, in one
@@ -23,6 +26,7 @@ import Runway
 /// | 413 | `body_too_large` | the compressed body exceeds ``Limits/maximumBodySize`` (`limit` in bytes) |
 /// | 413 | `inflated_too_large` | it inflates past ``Limits/maximumInflatedSize`` (`limit` in bytes) |
 /// | 413 | `too_many_events` | more than ``Limits/maximumEvents`` events (`limit`) |
+/// | 413 | `too_many_values` | more than ``Limits/maximumValues`` JSON values in the batch (`limit`) |
 /// | 400 | `not_gzip` | the body is not gzip data |
 /// | 400 | `malformed_json` | the inflated body is not JSON |
 /// | 400 | `missing_events` | no non-empty `events` array |
@@ -49,6 +53,13 @@ public final class OperationLogCollector: Sendable {
         public var maximumEvents = 1_000
         /// The largest payload of one event, encoded. Default 32 KB.
         public var maximumPayloadSize = 32 * 1024
+        /// The most JSON values in one batch (each object, array, string, number, `true`,
+        /// `false` and `null` counts one), counted while parsing: what bounds the memory and
+        /// the time a batch can cost before it is refused. Default 100,000 — 100 per event of
+        /// the largest batch; keep it above `maximumPayloadSize / 2 + 8`, the most one event
+        /// can hold, so that a batch of one event always parses (a client halves a batch
+        /// refused with 413).
+        public var maximumValues = 100_000
 
         /// The defaults.
         public init() {}
@@ -60,6 +71,7 @@ public final class OperationLogCollector: Sendable {
         case bodyTooLarge = "body_too_large"
         case inflatedTooLarge = "inflated_too_large"
         case tooManyEvents = "too_many_events"
+        case tooManyValues = "too_many_values"
         case notGzip = "not_gzip"
         case malformedJSON = "malformed_json"
         case missingEvents = "missing_events"
@@ -213,17 +225,25 @@ public final class OperationLogCollector: Sendable {
         }
         let json: JSON
         do {
-            json = try JSON(parsing: inflated)
+            json = try JSONParser.parse(
+                inflated,
+                limits: .init(maximumNodes: limits.maximumValues, arrayMember: ("events", limits.maximumEvents)))
         } catch {
-            return .failure(Refusal(response: Self.refuse(.malformedJSON, status: .badRequest)))
+            switch error.exceeded {
+            case .arrayMember?:
+                return .failure(
+                    Refusal(
+                        response: Self.refuse(.tooManyEvents, status: .contentTooLarge, detail: ["limit": limits.maximumEvents])))
+            case .nodes?:
+                return .failure(
+                    Refusal(
+                        response: Self.refuse(.tooManyValues, status: .contentTooLarge, detail: ["limit": limits.maximumValues])))
+            case nil:
+                return .failure(Refusal(response: Self.refuse(.malformedJSON, status: .badRequest)))
+            }
         }
         guard let list = json["events"]?.arrayValue, !list.isEmpty else {
             return .failure(Refusal(response: Self.refuse(.missingEvents, status: .badRequest)))
-        }
-        guard list.count <= limits.maximumEvents else {
-            return .failure(
-                Refusal(
-                    response: Self.refuse(.tooManyEvents, status: .contentTooLarge, detail: ["limit": limits.maximumEvents])))
         }
         // The device's clock when it sent the batch, if it said; subtracting in Int64 cannot
         // overflow for a time within what milliseconds since 1970 sensibly hold.
@@ -270,6 +290,10 @@ public final class OperationLogCollector: Sendable {
             return .failure(BadField(field: "time", reason: "invalid"))
         }
         guard let payload = item["payload"] else { return .failure(BadField(field: "payload", reason: "missing")) }
+        // Before anything walks every byte of it: a payload of one 8 MB string is refused here.
+        guard !payload.encodingCertainlyExceeds(maximumPayloadSize) else {
+            return .failure(BadField(field: "payload", reason: "too_large"))
+        }
         // PostgreSQL's jsonb cannot hold U+0000, and a text column in most stores ends there.
         guard !payload.holdsNULCharacter else { return .failure(BadField(field: "payload", reason: "holds_nul")) }
         guard let encoded = try? payload.encoded() else { return .failure(BadField(field: "payload", reason: "invalid")) }

@@ -97,6 +97,47 @@ struct CollectorTests {
         }
     }
 
+    @Test("Events and JSON values are counted while parsing: 12 KB of gzip that inflate to 8 MB of tiny values are refused at the first value past a limit")
+    func valuesAreCountedWhileParsing() async throws {
+        try await withCollector { fixture in
+            let limits = OperationLogCollector.Limits()
+            // `[{},{},…]` filling what is left of the inflated limit around `prefix` and `suffix`.
+            func filled(_ prefix: String, _ suffix: String) -> String {
+                let room = limits.maximumInflatedSize - prefix.utf8.count - suffix.utf8.count
+                return prefix + "[" + String(repeating: "{},", count: (room - 4) / 3) + "{}]" + suffix
+            }
+            let cases: [(String, String, String, Int)] = [
+                ("a million empty events", filled(#"{"events":"#, "}"), "too_many_events", limits.maximumEvents),
+                ("a million values beside one event", filled(#"{"events":[\#(Self.event())],"pad":"#, "}"), "too_many_values", limits.maximumValues),
+                ("a million values in one payload", filled(#"{"events":[{"id":"a","name":"tap","time":1,"payload":"#, "}]}"), "too_many_values", limits.maximumValues),
+            ]
+            for (name, text, reason, limit) in cases {
+                let body = try Gzip.compress(Data(text.utf8), level: 9)
+                #expect(body.count < 40_000, "\(name): \(body.count) bytes of gzip")
+                #expect(text.utf8.count <= limits.maximumInflatedSize && text.utf8.count > limits.maximumInflatedSize - 64)
+                let answer = try await Self.post(body, to: fixture.server)
+                #expect(answer.status == 413, "\(name)")
+                #expect(answer.reason == reason, "\(name): \(String(describing: answer.json))")
+                #expect(answer.json?["limit"]?.intValue == limit, "\(name)")
+            }
+            #expect(try await fixture.store.summary().events == 0)
+        }
+    }
+
+    @Test("The value limit leaves room for one event of the largest payload, so a batch of one always parses")
+    func oneLargestEventFitsTheValueLimit() async throws {
+        try await withCollector { fixture in
+            let limits = OperationLogCollector.Limits()
+            // The densest payload: an array of one-digit numbers, two bytes a value, at the size limit.
+            let count = (limits.maximumPayloadSize - 1) / 2
+            let payload = "[" + Array(repeating: "0", count: count).joined(separator: ",") + "]"
+            #expect(payload.utf8.count <= limits.maximumPayloadSize)
+            let text = #"{"events":[{"id":"dense","name":"tap","time":1,"payload":\#(payload)}],"sent":1}"#
+            let answer = try await Self.post(try Gzip.compress(Data(text.utf8)), to: fixture.server)
+            #expect(answer.status == 200 && answer.json?["new"]?.intValue == 1, "\(String(describing: answer.json))")
+        }
+    }
+
     @Test("Bad events are refused one by one, each by index, field and reason; the good ones are stored")
     func badEventsAreRefusedOneByOne() async throws {
         var limits = OperationLogCollector.Limits()

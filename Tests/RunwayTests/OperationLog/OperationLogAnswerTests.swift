@@ -33,6 +33,30 @@ struct OperationLogAnswerTests {
         }
     }
 
+    @Test("A batch past the collector's value limit is split like one past its event limit; every event is stored once")
+    func tooManyValuesSplitsTheBatch() async throws {
+        var limits = OperationLogCollector.Limits()
+        limits.maximumValues = 200
+        try await withCollector(limits: limits) { fixture in
+            let reports = TestBox<[OperationLog.UploadReport]>([])
+            let log = try OperationLog(
+                engine: fixture.engine, service: "oplog", container: fixture.container,
+                configuration: CollectorFixture.configuration, onUpload: { report in reports.mutate { $0.append(report) } })
+            // 26 values an event (the event, id, name, time, payload and its 21): 30 take 780.
+            let payload: JSON = .array((0..<20).map { .int($0) })
+            var recorded: Set<String> = []
+            for _ in 0..<30 { recorded.insert(try log.record("tap", payload: payload)) }
+            try await log.flush(within: .seconds(60))
+            let status = try await log.status()
+            await log.close()
+            let sent = reports.value
+            #expect(status.uploaded == 30 && status.refused == 0 && status.pending == 0)
+            #expect(Set(try await fixture.store.allEventIDs()) == recorded)
+            #expect(sent.contains { if case .httpStatus(413, _)? = $0.failure { true } else { false } })
+            #expect(sent.filter { $0.failure == nil }.allSatisfy { $0.eventCount * 26 <= 200 })
+        }
+    }
+
     @Test("An event too large for the collector on its own is refused and counted; the rest are stored")
     func singleEventTooLargeIsRefused() async throws {
         var limits = OperationLogCollector.Limits()
