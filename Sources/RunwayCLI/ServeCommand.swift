@@ -20,7 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The collector's SQLite file (default: a file in the temporary folder).")
     var collectorDatabase: String?
 
-    @Option(help: "Keep collected events in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway.")
+    @Option(help: "Keep collected events, and the verifier's nonces, in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway: several serve processes on one database are one collector.")
     var postgres: String?
 
     @Option(help: "The key id clients sign with (default: the demo key's, runway-demo-2026).")
@@ -60,13 +60,17 @@ struct ServeCommand: AsyncParsableCommand {
         // key, as the README says; the demo signs with the demo key.
         let key = secret.flatMap(RequestSignature.bytes(fromHex:)).map { SymmetricKey(data: $0) } ?? DemoSigningKey.secret
         let id = keyID ?? DemoSigningKey.keyID
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]])
+        // Collectors that share a database share its replay window too: a signed batch accepted
+        // by one process is a replay at every other.
+        let nonces: any NonceStore = database.map { PostgresNonceStore(database: $0) } ?? MemoryNonceStore()
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]], nonces: nonces)
         let server = try await DemoServer.start(
             signatureVerifier: verifier, verifiesEverything: !noVerify, collector: OperationLogCollector(store: store),
             logLevel: quiet ? .critical : .info)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
         var banner = "Runway demo server at \(server.baseURL) — Ctrl-C to stop\n"
-        banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)\n"
+        banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)"
+        banner += database == nil ? "\n" : ", nonces there too\n"
         if noVerify {
             let warning = "WARNING: --no-verify: the listings and the collector accept unsigned requests from anyone who can reach \(server.baseURL)\n"
             FileHandle.standardError.write(Data(warning.utf8))

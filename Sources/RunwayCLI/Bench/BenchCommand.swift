@@ -37,7 +37,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
     var rounds = 5
 
-    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog, nonce, hostile or all (soak, oplog, nonce and hostile run only when named).")
+    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog, nonce, hostile, collectors or all (soak, oplog, nonce, hostile and collectors run only when named; collectors needs --postgres).")
     var suite: Suite = .all
 
     @Option(help: "Loads per transport in the soak benchmark.")
@@ -53,7 +53,7 @@ struct BenchCommand: AsyncParsableCommand {
     var cacheEntries = 100_000
 
     enum Suite: String, ExpressibleByArgument {
-        case http, parse, cache, soak, oplog, nonce, hostile, all
+        case http, parse, cache, soak, oplog, nonce, hostile, collectors, all
     }
 
     func run() async throws {
@@ -65,6 +65,11 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .nonce {
             try await NonceBench.run(postgres: postgres, logger: logger)
+            return
+        }
+        if suite == .collectors {
+            guard let postgres else { throw ValidationError("--suite collectors needs --postgres postgres://user@host:port/db") }
+            try await ScaleOutBench.run(postgres: postgres)
             return
         }
         if suite == .hostile {

@@ -11,10 +11,10 @@ import Testing
 @Suite("runway serve verifies by default", .timeLimit(.minutes(1)))
 struct ServeVerifiesTests {
     /// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
-    static func serve(_ arguments: [String], until last: @escaping @Sendable (String) -> Bool) async throws
-        -> (Process, baseURL: String, banner: [String])
-    {
-        let (process, reader) = try startNiced(["serve", "--quiet"] + arguments)
+    static func serve(
+        _ arguments: [String], niceness: Int = 19, until last: @escaping @Sendable (String) -> Bool
+    ) async throws -> (Process, baseURL: String, banner: [String]) {
+        let (process, reader) = try startNiced(["serve", "--quiet"] + arguments, niceness: niceness)
         var banner: [String] = []
         while banner.last.map(last) != true {
             let line = await NetworkMonitorTests.line(reader)

@@ -52,7 +52,7 @@ struct PostgresCluster {
                     binaries.appendingPathComponent("pg_ctl").path,
                     [
                         "-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-o",
-                        "-p \(cluster.port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=20 "
+                        "-p \(cluster.port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100 "
                             + "-c shared_buffers=16MB -c dynamic_shared_memory_type=mmap", "start",
                     ], asPostgresUser: asPostgresUser)
                 return cluster
