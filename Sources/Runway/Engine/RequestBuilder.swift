@@ -37,6 +37,9 @@ enum RequestBuilder {
         }
 
         var path = base.path + "/" + encodePath(api.path)
+        if let dots = PathSegment.dotSegment(in: path[...]) {
+            throw .invalidRequest(reason: "the path \(path) has a \"\(dots)\" segment, which servers resolve to another route")
+        }
         var body: TransportBody?
         var contentType: String?
         if let explicitBody {

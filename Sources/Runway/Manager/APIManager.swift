@@ -158,6 +158,23 @@ public final class APIManager<Endpoint: API>: APIManaging {
         try await Self.reform(response, with: reformer)
     }
 
+    /// Cancels one load: the one ``loadData(with:body:ignoringCache:)`` returned `id` for, or an
+    /// `async` ``load(with:body:ignoringCache:)`` by the id its delegate callbacks and
+    /// interceptors see.
+    ///
+    /// The load is delivered as ``RunwayError/cancelled`` once — to the delegate if it notifies
+    /// it, to every caller awaiting it — later, on the main actor; its request is cancelled on
+    /// the wire, so the server sees the connection close. Other loads go on. A load that already
+    /// ended (delivered, cancelled, or never this manager's) is left alone.
+    ///
+    /// - returns: Whether the load was still in flight and is now cancelled.
+    @discardableResult
+    public func cancel(_ id: LoadID) -> Bool {
+        guard let entry = book.finish(id) else { return false }
+        cancelAndDeliver(id, entry)
+        return true
+    }
+
     public func cancelAllRequests() {
         for (id, entry) in book.finishAll() { cancelAndDeliver(id, entry) }
     }

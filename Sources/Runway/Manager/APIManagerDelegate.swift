@@ -78,6 +78,10 @@ public protocol APIManaging: AnyObject {
     func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output
     /// `response` (one a delegate callback carried) shaped by `reformer`, off the main actor.
     func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output
+    /// Cancels one in-flight load, delivered as ``RunwayError/cancelled`` once; `false` when it
+    /// had already ended.
+    @discardableResult
+    func cancel(_ id: LoadID) -> Bool
     /// Cancels every in-flight load; each is delivered as ``RunwayError/cancelled``.
     func cancelAllRequests()
 }

@@ -280,12 +280,14 @@ enum FaultRoutes {
     /// `holdClosed`) or the server stops.
     static func holdUntilClientLeaves(_ request: Request, probe: ServerProbe) async throws {
         probe.signal(.holdStarted)
+        // Ends when the client leaves (so stopping the server does not wait for it) or when the
+        // handler is cancelled: an AsyncStream's iteration ends on either.
+        let (closed, close) = AsyncStream<Void>.makeStream()
         try await request.body.consumeWithInboundCloseHandler { _ in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(3600))
-            }
+            for await _ in closed { break }
         } onInboundClosed: {
             probe.signal(.holdClosed)
+            close.finish()
         }
     }
 
