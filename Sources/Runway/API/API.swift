@@ -68,6 +68,9 @@ public protocol API: Sendable {
     var responseValidator: any ResponseValidator { get }
     /// Interceptors of this API; they run after the service's. Default: none.
     var interceptors: [any Interceptor] { get }
+    /// Adapters that change this API's requests before they leave, after the service's
+    /// (``Service/adapters``). Default: none. See ``RequestAdapter``.
+    var adapters: [any RequestAdapter] { get }
     /// Whether and how responses are cached (`GET` and `HEAD` only). Default: ``CachePolicy/none``.
     var cachePolicy: CachePolicy { get }
     /// Bumped when the response's shape changes, so old entries are not used. Default: 0.
@@ -107,6 +110,7 @@ extension API {
     public var paramsValidator: any ParamsValidator { AcceptAllParams() }
     public var responseValidator: any ResponseValidator { AcceptAllResponses() }
     public var interceptors: [any Interceptor] { [] }
+    public var adapters: [any RequestAdapter] { [] }
     public var cachePolicy: CachePolicy { .none }
     public var cacheVersion: Int { 0 }
     public var cacheIgnoredParams: Set<String> { [] }

@@ -56,8 +56,14 @@ extension Engine {
             var retryAfter: Duration?
             let outcome: Result<Value, RunwayError>
             do throws(RunwayError) {
+                var attemptParams = params
+                let adapters = Self.adapters(of: api, service: service)
+                if !adapters.isEmpty {
+                    try await adapters.adaptParams(
+                        &attemptParams, context: AdaptingContext(apiName: api.name, service: service.id, attempt: attempt, hop: 0))
+                }
                 var built = try RequestBuilder.build(
-                    api: api, service: service, base: registered.baseURL.get(), params: params, body: body)
+                    api: api, service: service, base: registered.baseURL.get(), params: attemptParams, body: body)
                 try hooks.prepare?(&built)
                 if let authentication, credential == nil { credential = try await authentication.lease() }
                 if cancellation?.isCancelled == true { throw RunwayError.cancelled }
@@ -151,10 +157,15 @@ extension Engine {
         var failovers = 0
         /// The fields the authenticator set: redacted, with the usual ones, from what app code sees.
         var credentialNames = Set<HTTPField.Name>()
+        let adapters = Self.adapters(of: api, service: service)
         while true {
             var request = target
             if withCredentials {
-                // The credential first, so that the signature covers it.
+                // Adapters first, then the credential, so that the signature covers both.
+                if !adapters.isEmpty {
+                    try await adapters.adapt(
+                        &request.head, context: AdaptingContext(apiName: api.name, service: service.id, attempt: attempt, hop: hops))
+                }
                 if let credential {
                     let before = request.head.headerFields
                     credential.apply(&request.head)
@@ -233,6 +244,12 @@ extension Engine {
                 target = withCredentials ? Self.sameOriginHop(hop, from: target) : Self.bareHop(hop, from: target, api: api)
             }
         }
+    }
+
+    /// The service's adapters, then the API's.
+    static func adapters(of api: some API, service: Service) -> [any RequestAdapter] {
+        let own = api.adapters
+        return own.isEmpty ? service.adapters : service.adapters + own
     }
 
     /// The next hop within the service's origin: the request as built (common header fields

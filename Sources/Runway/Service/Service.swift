@@ -55,6 +55,10 @@ public struct Service: Sendable {
     /// redirect leads there, is checked on each new TLS connection. ``Engine/register(_:)``
     /// refuses the service when its transport cannot check a pin's scope.
     public var pins: [PublicKeyPins]
+    /// Change every request of this service before it leaves — every attempt and every
+    /// same-origin redirect hop, before the credential and the signer — then the API's own
+    /// (``API/adapters``). Default: none. See ``RequestAdapter``.
+    public var adapters: [any RequestAdapter] = []
 
     /// Creates a service.
     ///

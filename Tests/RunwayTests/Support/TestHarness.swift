@@ -39,6 +39,7 @@ struct TestAPI: API {
     var paramsValidator: any ParamsValidator = AcceptAllParams()
     var responseValidator: any ResponseValidator = AcceptAllResponses()
     var interceptors: [any Interceptor] = []
+    var adapters: [any RequestAdapter] = []
     var cachePolicy: CachePolicy = .none
     var cacheVersion: Int = 0
     var cacheIgnoredParams: Set<String> = []
