@@ -46,6 +46,7 @@ extension Engine {
         var credential: CredentialLease?
         var renewals = 0
         var clockCorrections = 0
+        var handlerRetries = 0
         var bodyDigest: String?
         var seen = Attempts()
         while true {
@@ -103,7 +104,24 @@ extension Engine {
             } catch {
                 outcome = .failure(error)
             }
-            let policyAttempt = attempt - renewals - clockCorrections
+            // The service's common errors, decided once for all its APIs.
+            if case .failure(let error) = outcome, let handler = service.errorHandler, error != .cancelled,
+                !cancellation.isCancelledOrTask
+            {
+                let context = ServiceErrorContext(apiName: api.name, service: service.id, attempt: attempt)
+                switch await handler.handle(error, context: context) {
+                case .deliver:
+                    break
+                case .fail(let replacement):
+                    return (.failure(replacement), seen)
+                case .retryOnce where handlerRetries == 0:
+                    handlerRetries += 1
+                    continue
+                case .retryOnce:
+                    break
+                }
+            }
+            let policyAttempt = attempt - renewals - clockCorrections - handlerRetries
             if case .failure(let error) = outcome, !cancellation.isCancelledOrTask,
                 api.retryPolicy.shouldRetry(after: error, method: api.method, attempt: policyAttempt)
             {

@@ -37,6 +37,7 @@ extension RunwayError {
         case .redirectRefused: return "error.redirectRefused"
         case .unauthenticated: return "error.unauthenticated"
         case .transport: return "error.transport"
+        case .service: return "error.service"
         }
     }
 
@@ -52,6 +53,7 @@ extension RunwayError {
         case .insecureConnection(let host), .pinningFailed(let host): return host
         case .tlsFailure(let reason), .unauthenticated(let reason): return reason
         case .redirectRefused(_, let reason): return reason
+        case .service(let failure): return failure.message
         case .noContent, .timeout, .noNetwork, .connectionLost, .cancelled: return ""
         }
     }

@@ -62,6 +62,10 @@ public enum RunwayError: Error, Sendable, Hashable {
     case tlsFailure(reason: String)
     /// The transport failed in a way none of the other cases describe.
     case transport(description: String)
+    /// The service's ``ServiceErrorHandler`` ended the load with one of its common errors — a
+    /// session that ended, an upgrade required, maintenance — decided once for every API of the
+    /// service.
+    case service(ServiceFailure)
 
     /// Why the server could not be reached.
     public enum NoNetworkReason: String, Sendable, Hashable {

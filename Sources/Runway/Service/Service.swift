@@ -59,6 +59,10 @@ public struct Service: Sendable {
     /// same-origin redirect hop, before the credential and the signer — then the API's own
     /// (``API/adapters``). Default: none. See ``RequestAdapter``.
     public var adapters: [any RequestAdapter] = []
+    /// Decides, once for every API of this service, what a load does after each failed
+    /// attempt: end it with a typed error, send it again once, or let the error through.
+    /// Default: `nil`, every error delivered as it is. See ``ServiceErrorHandler``.
+    public var errorHandler: (any ServiceErrorHandler)?
 
     /// Creates a service.
     ///
