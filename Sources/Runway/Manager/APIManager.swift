@@ -42,6 +42,8 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public weak var paramSource: (any APIManagerParamSource)?
     public private(set) var rawResponse: RawResponse?
     public private(set) var lastError: RunwayError?
+    /// The latest-started load that has succeeded: what ``reformNewest(_:of:with:)`` compares to.
+    private var newestSucceeded: LoadID?
 
     var book = LoadBook<Waiter, Flight>()
     var paging = PagingState()
@@ -156,6 +158,27 @@ public final class APIManager<Endpoint: API>: APIManaging {
 
     public func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output {
         try await Self.reform(response, with: reformer)
+    }
+
+    /// `response`, which load `load` delivered, shaped by `reformer` off the main actor — or
+    /// `nil` when, by the time the reform is done, a load started after it has succeeded: its
+    /// value is newer, so this one must not be shown over it.
+    ///
+    /// Reforms run concurrently, so a plain `Task { show(try await manager.reform(…)) }` per
+    /// callback can show an older answer after a newer one. With this, whatever order the
+    /// reforms finish in, only values no newer load has replaced come back:
+    ///
+    /// ```swift
+    /// func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID) {
+    ///     Task { if let rows = try await manager.reformNewest(response, of: load, with: RowsReformer()) { show(rows) } }
+    /// }
+    /// ```
+    public func reformNewest<R: Reformer>(_ response: RawResponse, of load: LoadID, with reformer: R) async throws(RunwayError)
+        -> R.Output?
+    {
+        let value = try await Self.reform(response, with: reformer)
+        if let newest = newestSucceeded, newest.rawValue > load.rawValue { return nil }
+        return value
     }
 
     /// Cancels one load: the one ``loadData(with:body:ignoringCache:)`` returned `id` for, or an
@@ -320,6 +343,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
         case .success(let response):
             rawResponse = response
             lastError = nil
+            if (newestSucceeded?.rawValue ?? 0) < call.loadID.rawValue { newestSucceeded = call.loadID }
             for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
             if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(.delivered(result)) }

@@ -14,7 +14,12 @@
 ///
 /// ```swift
 /// func apiManager(_ manager: any APIManaging, didSucceed response: RawResponse, load: LoadID) {
-///     Task { listView.configure(try await manager.reform(response, with: listReformer)) }
+///     // nil when a newer load succeeded meanwhile: never an older answer over a newer one.
+///     Task {
+///         if let rows = try await manager.reformNewest(response, of: load, with: listReformer) {
+///             listView.configure(rows)
+///         }
+///     }
 /// }
 ///
 /// func apiManager(_ manager: any APIManaging, didFail error: RunwayError, load: LoadID) {
@@ -78,6 +83,10 @@ public protocol APIManaging: AnyObject {
     func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output
     /// `response` (one a delegate callback carried) shaped by `reformer`, off the main actor.
     func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output
+    /// `response` of load `load` shaped by `reformer` off the main actor, or `nil` when a load
+    /// started after it has succeeded by the time the reform is done.
+    func reformNewest<R: Reformer>(_ response: RawResponse, of load: LoadID, with reformer: R) async throws(RunwayError)
+        -> R.Output?
     /// Cancels one in-flight load, delivered as ``RunwayError/cancelled`` once; `false` when it
     /// had already ended.
     @discardableResult
