@@ -66,4 +66,45 @@ struct ReformNewestTests {
             #expect(try await manager.reformNewest(newerResponse, of: newer, with: GateName()) == "second-sent")
         }
     }
+
+    /// The gate's key; the first call holds its thread until released (a reform still running
+    /// when the next answer lands).
+    final class HeldOnce: Reformer, @unchecked Sendable {
+        let entered = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        private let calls = TestBox(0)
+        func reform(_ response: RawResponse) throws -> String {
+            if calls.mutate({ count -> Int in
+                count += 1
+                return count
+            }) == 1 {
+                entered.continuation.yield()
+                release.wait()
+            }
+            return try GateName().reform(response)
+        }
+    }
+
+    @Test("fetchData(with:) returns the answer the manager holds when it returns, even when a newer one landed while it ran")
+    func fetchDataFollowsTheNewest() async throws {
+        try await withHarness { harness in
+            let manager = APIManager(TestAPI(path: "/faults/gate/first"), engine: harness.engine)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            manager.loadData()
+            harness.probe.openGate("first")
+            await delegate.waitForEvents(1)
+
+            let reformer = HeldOnce()
+            let fetching = Task { try await manager.fetchData(with: reformer) }
+            _ = await reformer.entered.stream.first(1)
+            manager.api = TestAPI(path: "/faults/gate/second")
+            manager.loadData()
+            harness.probe.openGate("second")
+            await delegate.waitForEvents(2)
+            reformer.release.signal()
+            let value = try await fetching.value
+            #expect(value == "second")
+        }
+    }
 }

@@ -44,6 +44,8 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public private(set) var lastError: RunwayError?
     /// The latest-started load that has succeeded: what ``reformNewest(_:of:with:)`` compares to.
     private var newestSucceeded: LoadID?
+    /// Successes delivered: how ``fetchData(with:)`` knows ``rawResponse`` changed under it.
+    private var successes = 0
 
     var book = LoadBook<Waiter, Flight>()
     var paging = PagingState()
@@ -149,11 +151,19 @@ public final class APIManager<Endpoint: API>: APIManaging {
 
     /// The last successful response shaped by `reformer`, which runs off the main actor.
     ///
+    /// When another load succeeds while the reformer runs, its response is reformed instead:
+    /// the value returned is always of the response the manager holds when it returns, so two
+    /// `Task { show(try await manager.fetchData(with:)) }` never end with the older answer shown.
+    ///
     /// - throws: ``RunwayError/noContent`` before any load succeeded;
     ///   ``RunwayError/invalidResponse(reason:)`` when the reformer fails.
     public func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
-        guard let rawResponse else { throw .noContent }
-        return try await Self.reform(rawResponse, with: reformer)
+        while true {
+            guard let response = rawResponse else { throw .noContent }
+            let generation = successes
+            let value = try await Self.reform(response, with: reformer)
+            if generation == successes { return value }
+        }
     }
 
     public func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output {
@@ -343,6 +353,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
         case .success(let response):
             rawResponse = response
             lastError = nil
+            successes += 1
             if (newestSucceeded?.rawValue ?? 0) < call.loadID.rawValue { newestSucceeded = call.loadID }
             for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
             if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: call.loadID) }
