@@ -158,12 +158,7 @@ struct TransferCommand: AsyncParsableCommand {
     /// process reports the parent's size. `VmHWM` belongs to the process's own address space.
     static func peakResidentBytes() -> Int {
         #if os(Linux)
-        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        {
-            return kilobytes * 1024
-        }
+        if let kilobytes = ProcessStatus.kilobytes("VmHWM") { return kilobytes * 1024 }
         #endif
         var usage = rusage()
         #if canImport(Darwin)

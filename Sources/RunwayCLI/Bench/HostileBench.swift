@@ -32,7 +32,7 @@ enum HostileBench {
         print("  " + "batch".padding(toLength: 48, withPad: " ", startingAt: 0) + "gzip     answer                  CPU/request   peak MB: 1 at a time / 16 at once")
         for item in cases {
             // One at a time, 16 times: CPU per request and the peak of any one.
-            resetPeak(pid)
+            ProcessStatus.resetPeak(pid: pid)
             let cpuBefore = OplogBench.processCPUSeconds(pid)
             var answer = ""
             for _ in 0..<16 {
@@ -45,7 +45,7 @@ enum HostileBench {
             let cpu = (OplogBench.processCPUSeconds(pid) - cpuBefore) / 16
             let single = residentKilobytes(pid, "VmHWM")
             // 16 at once: the peak of a burst.
-            resetPeak(pid)
+            ProcessStatus.resetPeak(pid: pid)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<16 {
                     group.addTask { _ = try await post(item.body, to: child.baseURL, client: client) }
@@ -111,20 +111,9 @@ enum HostileBench {
         return (Int(response.status.code), json?["reason"]?.stringValue)
     }
 
-    /// A line of `/proc/PID/status` in kilobytes: `VmRSS` now, `VmHWM` the peak since the last
-    /// ``resetPeak(_:)`` (0 off Linux).
+    /// `field` of the child's `/proc/PID/status` in kilobytes (0 off Linux).
     static func residentKilobytes(_ pid: Int32, _ field: String) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes
-    }
-
-    /// Resets the process's peak resident size to what it holds now (Linux ≥ 4.0: writing 5 to
-    /// `clear_refs`), so each line's peak is its own.
-    static func resetPeak(_ pid: Int32) {
-        try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/\(pid)/clear_refs"))
+        ProcessStatus.kilobytes(field, pid: pid) ?? 0
     }
 }
 

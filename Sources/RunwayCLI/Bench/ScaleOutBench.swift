@@ -27,7 +27,7 @@ enum ScaleOutBench {
         print("Collector processes on one PostgreSQL (\(postgres)): \(batches) signed batches of \(eventsPerBatch) events, \(inFlight) in flight, round robin")
         for cores in [0.25, nil] {
             if let cores {
-                guard CPUQuota(cores: cores, name: "probe") != nil else {
+                guard CPUQuota.isAvailable else {
                     print("  each process held to \(cores) core: not measured (needs root and the cgroup v1 cpu controller at /sys/fs/cgroup/cpu)")
                     continue
                 }
@@ -118,36 +118,5 @@ enum ScaleOutBench {
         let response = try await client.execute(outgoing, timeout: .seconds(60))
         _ = try await response.body.collect(upTo: 1 << 20)
         return Int(response.status.code)
-    }
-}
-
-/// A cgroup v1 CPU quota: the processes added may use at most `cores` of CPU time together.
-struct CPUQuota {
-    let folder: URL
-
-    /// Makes the group, or `nil` where cgroup v1's cpu controller is not writable here.
-    init?(cores: Double, name: String) {
-        let folder = URL(fileURLWithPath: "/sys/fs/cgroup/cpu/\(name)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-        let period = 100_000
-        do {
-            try Data("\(period)".utf8).write(to: folder.appendingPathComponent("cpu.cfs_period_us"))
-            try Data("\(Int(Double(period) * cores))".utf8).write(to: folder.appendingPathComponent("cpu.cfs_quota_us"))
-        } catch {
-            try? FileManager.default.removeItem(at: folder)
-            return nil
-        }
-        self.folder = folder
-        if name == "probe" { remove() }
-    }
-
-    /// Moves the process, every thread of it, into the group.
-    func add(_ pid: Int32) {
-        try? Data("\(pid)".utf8).write(to: folder.appendingPathComponent("cgroup.procs"))
-    }
-
-    /// Removes the group (once its processes have exited).
-    func remove() {
-        _ = rmdir(folder.path)
     }
 }

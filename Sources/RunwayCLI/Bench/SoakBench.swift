@@ -112,11 +112,7 @@ enum SoakBench {
 
     /// The resident set size of this process in megabytes (Linux `/proc`; 0 elsewhere).
     static func residentMegabytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes / 1024
+        (ProcessStatus.kilobytes("VmRSS") ?? 0) / 1024
     }
 }
 
