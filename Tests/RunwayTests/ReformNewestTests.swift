@@ -85,8 +85,8 @@ struct ReformNewestTests {
         }
     }
 
-    @Test("fetchData(with:) returns the answer the manager holds when it returns, even when a newer one landed while it ran")
-    func fetchDataFollowsTheNewest() async throws {
+    @Test("reformLastResponse(with:) returns the answer the manager holds when it returns, even when a newer one landed while it ran")
+    func reformLastResponseFollowsTheNewest() async throws {
         try await withHarness { harness in
             let manager = APIManager(TestAPI(path: "/faults/gate/first"), engine: harness.engine)
             let delegate = RecordingDelegate()
@@ -96,7 +96,7 @@ struct ReformNewestTests {
             await delegate.waitForEvents(1)
 
             let reformer = HeldOnce()
-            let fetching = Task { try await manager.fetchData(with: reformer) }
+            let fetching = Task { try await manager.reformLastResponse(with: reformer) }
             _ = await reformer.entered.stream.first(1)
             manager.api = TestAPI(path: "/faults/gate/second")
             manager.loadData()

@@ -18,7 +18,7 @@ struct ReformerTests {
             let reformer = ListingRowsReformer()
             let managers: [any APIManaging] = [secondHand, rental, newHome]
             var rows: [ListingRow] = []
-            for manager in managers { rows += try await manager.fetchData(with: reformer) }
+            for manager in managers { rows += try await manager.reformLastResponse(with: reformer) }
             #expect(rows.count == 9)
             #expect(rows.map(\.kind) == ["esf", "esf", "esf", "zf", "zf", "zf", "xf", "xf", "xf"])
             #expect(rows.allSatisfy { !$0.name.isEmpty && !$0.title.isEmpty && $0.price > 0 })
@@ -31,11 +31,11 @@ struct ReformerTests {
         try await withHarness { harness in
             let manager = APIManager(RentalListAPI(), engine: harness.engine)
             try await manager.load(with: ["page_size": 4])
-            let rows = try await manager.fetchData(with: ListingRowsReformer())
-            let pins = try await manager.fetchData(with: MapPinReformer())
+            let rows = try await manager.reformLastResponse(with: ListingRowsReformer())
+            let pins = try await manager.reformLastResponse(with: MapPinReformer())
             #expect(rows.map(\.name) == pins.map(\.label))
             #expect(pins.allSatisfy { $0.latitude > 31 && $0.longitude > 121 })
-            #expect(manager.fetchData()?["data"]?["items"]?.arrayValue?.count == 4)
+            #expect(manager.rawResponse?.json?["data"]?["items"]?.arrayValue?.count == 4)
         }
     }
 
@@ -60,10 +60,10 @@ struct ReformerTests {
     func reformerFailure() async throws {
         try await withHarness { harness in
             let manager = APIManager(TestAPI(path: "/echo/r"), engine: harness.engine)
-            await #expect(throws: RunwayError.noContent) { try await manager.fetchData(with: MapPinReformer()) }
+            await #expect(throws: RunwayError.noContent) { try await manager.reformLastResponse(with: MapPinReformer()) }
             try await manager.load()
             await #expect {
-                try await manager.fetchData(with: ListingRowsReformer())
+                try await manager.reformLastResponse(with: ListingRowsReformer())
             } throws: { error in
                 guard case .invalidResponse(let reason) = error as? RunwayError else { return false }
                 return reason.contains("ListingRowsReformer")

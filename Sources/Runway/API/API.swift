@@ -28,6 +28,10 @@ public typealias Parameters = [String: JSON]
 /// manager.loadData(with: ["city": "sh"])
 /// ```
 public protocol API: Sendable {
+    /// The reformer this API is usually read with: its output is what
+    /// ``APIManager/load(with:body:ignoringCache:)`` returns. Default: ``RawResponseReformer``.
+    associatedtype DefaultReformer: Reformer = RawResponseReformer
+
     /// The service this API belongs to; its base URL, common params and convention apply.
     var service: ServiceID { get }
     /// The path below the service's base URL, for example `/listings/esf`.
@@ -94,6 +98,32 @@ public protocol API: Sendable {
     /// `Content-Length`, or at the first chunk past the limit — and its connection is closed
     /// rather than read to the end. Downloads to a file are not bounded by it. Default: 32 MiB.
     var maximumResponseSize: Int { get }
+    /// What the API's answer is usually read as, so that
+    /// ``APIManager/load(with:body:ignoringCache:)`` returns the view's type without naming a
+    /// reformer at every call. A view that needs another shape still passes its own reformer
+    /// (``APIManager/load(with:body:ignoringCache:reformedBy:)``): one API, many views.
+    ///
+    /// For example, an API read as one `Codable` value (pair it with ``ResponseFormat/raw``, so
+    /// the body is not also parsed into a tree):
+    ///
+    /// ```swift
+    /// struct ProfileAPI: API {
+    ///     var service: ServiceID { .accounts }
+    ///     var path: String { "/me" }
+    ///     var method: HTTPRequest.Method { .get }
+    ///     var responseFormat: ResponseFormat { .raw }
+    ///     var defaultReformer: DecodingReformer<Profile> { .decoding(Profile.self) }
+    /// }
+    ///
+    /// let profile: Profile = try await APIManager(ProfileAPI()).load()
+    /// ```
+    ///
+    /// Default: ``RawResponseReformer``, the response as it landed.
+    var defaultReformer: DefaultReformer { get }
+}
+
+extension API where DefaultReformer == RawResponseReformer {
+    public var defaultReformer: RawResponseReformer { RawResponseReformer() }
 }
 
 extension API {

@@ -4,7 +4,7 @@ protocol LoadHandle: Sendable {
     func cancel()
 }
 
-extension Task: LoadHandle where Success == Void, Failure == Never {}
+extension Task: LoadHandle where Failure == Never {}
 extension LoadCancellation: LoadHandle {}
 
 /// The tasks of a manager's in-flight loads, held where the manager's `deinit` can reach them.

@@ -8,7 +8,7 @@ extension Engine {
     /// Everything of ``perform(_:params:body:loadID:ignoringCache:)`` applies: the service's
     /// credential, signing (a file body is hashed once, chunk by chunk, for the signer), the
     /// API's timeout over the whole exchange, redirects, retries (each reads the files again)
-    /// and landing. Never answered from the cache.
+    /// and landing, the params validator and the interceptors. Never answered from the cache.
     ///
     /// - returns: The transfer; its ``Transfer/value`` is the landed response.
     public func upload<Endpoint: API>(
@@ -18,11 +18,17 @@ extension Engine {
         let hooks = TransferHooks(uploadProgress: { sent, total in
             continuation.yield(TransferProgress(completed: sent, total: total))
         })
-        let task = Task { [self] in
+        let loadID = loadID ?? .next()
+        let task = Task { [self] () -> Result<RawResponse, RunwayError> in
             defer { continuation.finish() }
-            return await perform(api, params: params, body: body, loadID: loadID, ignoringCache: true, hooks: hooks).result
+            let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
+            if let refusal { return .failure(refusal) }
+            let result = await perform(api, params: params, body: body, loadID: loadID, ignoringCache: true, hooks: hooks)
+                .result
+            await call.land(result)
+            return result
         }
-        return Transfer(progress: progress, task: task)
+        return Transfer(loadID: loadID, progress: progress, task: task)
     }
 
     /// Downloads the answer of `api` straight into a file at `destination`, never holding it in
@@ -35,8 +41,13 @@ extension Engine {
     /// for the rest with `Range` and `If-Range` (when the first answer had a strong `ETag`); a
     /// server that ignores ranges, or whose file changed, sends it whole again, and a 206 that is
     /// not the rest of the same file (another `ETag`, another start) makes the download start
-    /// again instead of splicing two versions. The partial file is readable by this user only. The API's timeout covers each whole attempt, so give a
-    /// large download an API with a timeout to match.
+    /// again instead of splicing two versions. The partial file is readable by this user only.
+    /// The API's timeout covers each whole attempt, so give a large download an API with a
+    /// timeout to match.
+    ///
+    /// The params validator and the interceptors run as for
+    /// ``perform(_:params:body:loadID:ignoringCache:)``; the response hooks see the answer's head
+    /// with an empty body (the body is in the file).
     ///
     /// - returns: The transfer; its ``Transfer/value`` is the file, or
     ///   ``RunwayError/httpStatus(code:body:)`` (with the first 64 KB of the body) for an answer
@@ -45,41 +56,53 @@ extension Engine {
         _ api: Endpoint, params: Parameters = [:], to destination: DownloadDestination, loadID: LoadID? = nil
     ) -> Transfer<DownloadedFile> {
         let (progress, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let loadID = loadID ?? .next()
         let task = Task { [self] () -> Result<DownloadedFile, RunwayError> in
             defer { continuation.finish() }
-            let loadID = loadID ?? .next()
-            let started = ContinuousClock.now
-            guard let registered = registeredService(api.service) else {
-                let error = RunwayError.invalidRequest(reason: "no service is registered as \"\(api.service)\"")
-                let failure = Result<DownloadedFile, RunwayError>.failure(error)
-                log(loadID, api, service: api.service, failure, Attempts(), .zero)
-                return failure
-            }
-            let file: URL
-            do throws(RunwayError) { file = try destination.url() } catch {
-                let failure = Result<DownloadedFile, RunwayError>.failure(error)
-                log(loadID, api, service: api.service, failure, Attempts(), .zero)
-                return failure
-            }
-            let sink = DownloadSink(destination: file) { continuation.yield($0) }
-            defer { sink.close() }
-            let hooks = TransferHooks(sink: sink, prepare: { request throws(RunwayError) in sink.prepare(&request) })
-            var outcome: (Result<DownloadedFile, RunwayError>, Attempts)
-            outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, _, _ in
-                sink.complete(response)
-            }
-            // The partial file is not part of what the server has now: start again, once.
-            if sink.mustStartOver(after: outcome.0) {
-                sink.discardPartial()
-                outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, _, _ in
-                    sink.complete(response)
-                }
-            }
-            var attempts = outcome.1
-            attempts.bytes = sink.bytesReceived
-            log(loadID, api, service: api.service, outcome.0, attempts, ContinuousClock.now - started)
-            return outcome.0
+            let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
+            if let refusal { return .failure(refusal) }
+            let result = await download(api, params: params, to: destination, loadID: loadID) { continuation.yield($0) }
+            await call.land(result.map { $0.headOnly(of: api) })
+            return result
         }
-        return Transfer(progress: progress, task: task)
+        return Transfer(loadID: loadID, progress: progress, task: task)
+    }
+
+    /// One download, its params and interceptors' admission done.
+    func download<Endpoint: API>(
+        _ api: Endpoint, params: Parameters, to destination: DownloadDestination, loadID: LoadID,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async -> Result<DownloadedFile, RunwayError> {
+        let started = ContinuousClock.now
+        guard let registered = registeredService(api.service) else {
+            let error = RunwayError.invalidRequest(reason: "no service is registered as \"\(api.service)\"")
+            let failure = Result<DownloadedFile, RunwayError>.failure(error)
+            log(loadID, api, service: api.service, failure, Attempts(), .zero)
+            return failure
+        }
+        let file: URL
+        do throws(RunwayError) { file = try destination.url() } catch {
+            let failure = Result<DownloadedFile, RunwayError>.failure(error)
+            log(loadID, api, service: api.service, failure, Attempts(), .zero)
+            return failure
+        }
+        let sink = DownloadSink(destination: file, progress: progress)
+        defer { sink.close() }
+        let hooks = TransferHooks(sink: sink, prepare: { request throws(RunwayError) in sink.prepare(&request) })
+        var outcome: (Result<DownloadedFile, RunwayError>, Attempts)
+        outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, request, _ in
+            sink.complete(response, request: request)
+        }
+        // The partial file is not part of what the server has now: start again, once.
+        if sink.mustStartOver(after: outcome.0) {
+            sink.discardPartial()
+            outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, request, _ in
+                sink.complete(response, request: request)
+            }
+        }
+        var attempts = outcome.1
+        attempts.bytes = sink.bytesReceived
+        log(loadID, api, service: api.service, outcome.0, attempts, ContinuousClock.now - started)
+        return outcome.0
     }
 }

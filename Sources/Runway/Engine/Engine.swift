@@ -174,13 +174,41 @@ public final class Engine: Sendable {
     ///   - body: The load's body, if any; a load with a body is never answered from the cache.
     ///   - loadID: The load's identifier in the log; a new one by default.
     ///   - ignoringCache: Skip the cache lookup; the fresh response is still stored.
+    ///
+    /// The manager's rules that are not about one owner apply here too: the API's
+    /// ``API/paramsValidator`` (a refusal is ``RunwayError/paramsInvalid(reason:)``, never sent)
+    /// and the service's and the API's ``Interceptor``s, each hook in a manager's order, the
+    /// "perform" hooks around handing the outcome back. What belongs to a manager — its
+    /// ``RequestStrategy``, its delegate, ``APIManager/cancel(_:)`` — needs one.
     @concurrent
     public func perform<Endpoint: API>(
         _ api: Endpoint, params: Parameters = [:], body: RequestBody? = nil, loadID: LoadID? = nil,
         ignoringCache: Bool = false
     ) async -> Result<RawResponse, RunwayError> {
-        await perform(api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
-            .result
+        let loadID = loadID ?? .next()
+        let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
+        if let refusal { return .failure(refusal) }
+        let result = await perform(
+            api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks()
+        ).result
+        await call.land(result)
+        return result
+    }
+
+    /// ``perform(_:params:body:loadID:ignoringCache:)`` with params given as an `Encodable`
+    /// value, encoded with the API's ``API/jsonEncoder`` (see ``Parameters/init(encoding:with:)``);
+    /// a value that does not encode to an object fails with ``RunwayError/paramsInvalid(reason:)``
+    /// and is never sent.
+    @concurrent
+    public func perform<Endpoint: API>(
+        _ api: Endpoint, params: some Encodable & Sendable, body: RequestBody? = nil, loadID: LoadID? = nil,
+        ignoringCache: Bool = false
+    ) async -> Result<RawResponse, RunwayError> {
+        let encoded: Parameters
+        do throws(RunwayError) { encoded = try Parameters(encoding: params, with: api.jsonEncoder) } catch {
+            return .failure(error)
+        }
+        return await perform(api, params: encoded, body: body, loadID: loadID, ignoringCache: ignoringCache)
     }
 
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with a transfer's hooks, also reporting

@@ -44,12 +44,12 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public private(set) var lastError: RunwayError?
     /// The latest-started load that has succeeded: what ``reformNewest(_:of:with:)`` compares to.
     private var newestSucceeded: LoadID?
-    /// Successes delivered: how ``fetchData(with:)`` knows ``rawResponse`` changed under it.
+    /// Successes delivered: how ``reformLastResponse(with:)`` knows ``rawResponse`` changed under it.
     private var successes = 0
 
     var book = LoadBook<Waiter, Flight>()
     var paging = PagingState()
-    private let tasks = TaskBag()
+    let tasks = TaskBag()
 
     /// Creates the manager of `api`, calling through `engine`.
     public init(_ api: Endpoint, engine: Engine = .shared) {
@@ -82,7 +82,9 @@ public final class APIManager<Endpoint: API>: APIManaging {
             ignoringCache: ignoringCache)
     }
 
-    /// Loads and returns the raw response; the delegate is not involved.
+    /// Loads and returns the answer as the API is usually read: shaped by its
+    /// ``API/defaultReformer`` off the main actor — the raw response for an API that declares
+    /// none. The delegate is not involved.
     ///
     /// Cancelling the calling task cancels the load (unless other callers wait on it too). The
     /// load runs in the calling task, off the main actor, unless others may join it
@@ -94,10 +96,36 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///   - body: The body (an `Encodable` value, bytes, a file, a form); with it, params go into
     ///     the query.
     ///   - ignoringCache: Skip the cache lookup (pull to refresh); the fresh response is still stored.
-    /// - throws: ``RunwayError``, exactly as a delegate would receive it.
+    /// - throws: ``RunwayError``, exactly as a delegate would receive it; a reformer's own error
+    ///   becomes ``RunwayError/invalidResponse(reason:)``.
     @discardableResult
     public func load(
         with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false
+    ) async throws(RunwayError) -> Endpoint.DefaultReformer.Output {
+        let response = try await loadResponse(with: params, body: body, ignoringCache: ignoringCache)
+        // The default of every API that declares none: no hop off the main actor to hand it back.
+        if Endpoint.DefaultReformer.self == RawResponseReformer.self, let raw = response as? Endpoint.DefaultReformer.Output {
+            return raw
+        }
+        return try await Self.reform(response, with: api.defaultReformer)
+    }
+
+    /// Loads and returns the answer shaped by `reformer` (the view's own shape, over the API's
+    /// default); the delegate is not involved.
+    ///
+    /// The options and rules are those of ``load(with:body:ignoringCache:)``.
+    ///
+    /// - throws: ``RunwayError``; a reformer's own error becomes
+    ///   ``RunwayError/invalidResponse(reason:)``.
+    public func load<R: Reformer>(
+        with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false, reformedBy reformer: R
+    ) async throws(RunwayError) -> R.Output {
+        try await Self.reform(try await loadResponse(with: params, body: body, ignoringCache: ignoringCache), with: reformer)
+    }
+
+    /// The load of ``load(with:body:ignoringCache:)``, before any reformer.
+    func loadResponse(
+        with params: Parameters?, body: RequestBody?, ignoringCache: Bool
     ) async throws(RunwayError) -> RawResponse {
         let params = resolve(params)
         let strategy = api.requestStrategy
@@ -137,27 +165,17 @@ public final class APIManager<Endpoint: API>: APIManaging {
         return try await wait(for: waiter).get()
     }
 
-    /// Loads and returns the response shaped by `reformer`.
-    ///
-    /// - throws: ``RunwayError``; a reformer's own error becomes
-    ///   ``RunwayError/invalidResponse(reason:)``.
-    public func load<R: Reformer>(with params: Parameters? = nil, reformedBy reformer: R) async throws(RunwayError)
-        -> R.Output
-    {
-        try await Self.reform(try await load(with: params), with: reformer)
-    }
-
-    public func fetchData() -> JSON? { rawResponse?.json }
-
-    /// The last successful response shaped by `reformer`, which runs off the main actor.
+    /// The last successful response shaped by `reformer`, which runs off the main actor; nothing
+    /// is sent.
     ///
     /// When another load succeeds while the reformer runs, its response is reformed instead:
     /// the value returned is always of the response the manager holds when it returns, so two
-    /// `Task { show(try await manager.fetchData(with:)) }` never end with the older answer shown.
+    /// `Task { show(try await manager.reformLastResponse(with:)) }` never end with the older
+    /// answer shown.
     ///
     /// - throws: ``RunwayError/noContent`` before any load succeeded;
     ///   ``RunwayError/invalidResponse(reason:)`` when the reformer fails.
-    public func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
+    public func reformLastResponse<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
         while true {
             guard let response = rawResponse else { throw .noContent }
             let generation = successes
@@ -251,7 +269,9 @@ public final class APIManager<Endpoint: API>: APIManaging {
         // Started off the main actor (the engine's work never needs it). The caller that started
         // the load, while it still waits, lands it as it resumes; otherwise one hop back to land.
         let task = Task.detached(priority: Task.currentPriority) { [weak self] in
-            let result = await engine.perform(api, params: params, body: body, loadID: id, ignoringCache: ignoringCache)
+            let result = await engine.perform(
+                api, params: params, body: body, loadID: id, ignoringCache: ignoringCache, hooks: TransferHooks()
+            ).result
             if let waiter, waiter.resolve(.land(id, result)) { return }
             await self?.land(id, result)
         }
@@ -333,9 +353,21 @@ public final class APIManager<Endpoint: API>: APIManaging {
         return true
     }
 
+    /// A transfer's outcome reached the main actor: landed as ``land(_:_:)`` lands a load's;
+    /// only an upload's response becomes ``rawResponse``.
+    ///
+    /// - returns: Whether it was delivered (not already delivered as cancelled).
+    func landTransfer(_ id: LoadID, _ result: Result<RawResponse, RunwayError>, keepsResponse: Bool) -> Bool {
+        tasks.remove(id)
+        guard let entry = book.finish(id) else { return false }
+        for interceptor in entry.context.interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
+        deliver(entry, result, keepsResponse: keepsResponse)
+        return true
+    }
+
     /// Delivers on a later turn of the main actor, so that no outcome arrives from inside the
     /// call that started the load; nothing is delivered if the manager is gone by then.
-    private func deliverLater(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
+    func deliverLater(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
         let id = LoadID.next()
         let task = Task { [weak self] in
             guard let self else { return }
@@ -345,22 +377,28 @@ public final class APIManager<Endpoint: API>: APIManaging {
         tasks.insert(task, for: id)
     }
 
-    private func deliver(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
+    /// - parameter keepsResponse: Whether the outcome becomes ``rawResponse`` or ``lastError``
+    ///   (not for a download, whose body is in a file).
+    func deliver(
+        _ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>, keepsResponse: Bool = true
+    ) {
         let call = entry.context.call
         let interceptors = entry.context.interceptors
         entry.context.onFinish?(result)
         switch result {
         case .success(let response):
-            rawResponse = response
-            lastError = nil
-            successes += 1
-            if (newestSucceeded?.rawValue ?? 0) < call.loadID.rawValue { newestSucceeded = call.loadID }
+            if keepsResponse {
+                rawResponse = response
+                lastError = nil
+                successes += 1
+                if (newestSucceeded?.rawValue ?? 0) < call.loadID.rawValue { newestSucceeded = call.loadID }
+            }
             for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
             if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(.delivered(result)) }
             for interceptor in interceptors { interceptor.afterPerformSuccess(call, response: response) }
         case .failure(let error):
-            lastError = error
+            if keepsResponse { lastError = error }
             for interceptor in interceptors { interceptor.beforePerformFailure(call, error: error) }
             if entry.notifiesDelegate { delegate?.apiManager(self, didFail: error, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(.delivered(result)) }

@@ -77,10 +77,9 @@ public protocol APIManaging: AnyObject {
     var lastError: RunwayError? { get }
     /// Whether a load is in flight.
     var isLoading: Bool { get }
-    /// The raw JSON of the last successful response: the data without a reformer.
-    func fetchData() -> JSON?
-    /// The last successful response shaped by `reformer`, which runs off the main actor.
-    func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output
+    /// The last successful response shaped by `reformer`, which runs off the main actor;
+    /// nothing is sent.
+    func reformLastResponse<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output
     /// `response` (one a delegate callback carried) shaped by `reformer`, off the main actor.
     func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError) -> R.Output
     /// `response` of load `load` shaped by `reformer` off the main actor, or `nil` when a load
@@ -93,4 +92,16 @@ public protocol APIManaging: AnyObject {
     func cancel(_ id: LoadID) -> Bool
     /// Cancels every in-flight load; each is delivered as ``RunwayError/cancelled``.
     func cancelAllRequests()
+}
+
+extension APIManaging {
+    /// The raw JSON of the last successful response. It reads, it does not fetch.
+    @available(*, deprecated, message: "it reads the last answer, it fetches nothing: use rawResponse?.json")
+    public func fetchData() -> JSON? { rawResponse?.json }
+
+    /// The last successful response shaped by `reformer`.
+    @available(*, deprecated, renamed: "reformLastResponse(with:)")
+    public func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
+        try await reformLastResponse(with: reformer)
+    }
 }

@@ -161,7 +161,9 @@ final class DownloadSink: ResponseSink {
     }
 
     /// The finished download: the partial file becomes the destination.
-    func complete(_ response: TransportResponse) -> Result<DownloadedFile, RunwayError> {
+    ///
+    /// - parameter request: The request that answered, redacted as for a ``RawResponse``.
+    func complete(_ response: TransportResponse, request: HTTPRequest) -> Result<DownloadedFile, RunwayError> {
         close()
         let (status, onDisk, resumedFrom, total, other) = state.withLock {
             ($0.status, $0.onDisk, $0.resumedFrom, $0.total, $0.other)
@@ -188,7 +190,9 @@ final class DownloadSink: ResponseSink {
         } catch {
             return .failure(.transport(description: "moving the download into place failed: \(error.localizedDescription)"))
         }
-        return .success(DownloadedFile(url: destination, byteCount: onDisk, resumedFrom: resumedFrom, response: response.head))
+        return .success(
+            DownloadedFile(
+                url: destination, byteCount: onDisk, resumedFrom: resumedFrom, request: request, response: response.head))
     }
 
     /// Deletes the partial file and its note (the server cannot serve the range asked for).

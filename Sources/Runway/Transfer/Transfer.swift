@@ -15,9 +15,13 @@ public struct Transfer<Value: Sendable>: Sendable {
     /// reader sees the latest figure, not every one. A retried attempt starts again from what it
     /// sends again (an upload from zero, a resumed download from the bytes already on disk).
     public let progress: AsyncStream<TransferProgress>
+    /// The transfer's load: in the engine's log, in what interceptors see, and what
+    /// ``APIManager/cancel(_:)`` takes for a manager's transfer.
+    public let loadID: LoadID
     private let task: Task<Result<Value, RunwayError>, Never>
 
-    init(progress: AsyncStream<TransferProgress>, task: Task<Result<Value, RunwayError>, Never>) {
+    init(loadID: LoadID, progress: AsyncStream<TransferProgress>, task: Task<Result<Value, RunwayError>, Never>) {
+        self.loadID = loadID
         self.progress = progress
         self.task = task
     }

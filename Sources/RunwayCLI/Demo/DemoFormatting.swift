@@ -47,7 +47,7 @@ extension DemoChapter {
 extension APIManager {
     /// A load's outcome as a value.
     func outcome(with params: Parameters) async -> Result<RawResponse, RunwayError> {
-        do { return .success(try await load(with: params)) } catch { return .failure(error) }
+        do { return .success(try await load(with: params, reformedBy: .rawResponse)) } catch { return .failure(error) }
     }
 }
 

@@ -44,6 +44,6 @@ extension APIManager: DemoListing where Endpoint: ListingAPI {
     }
 
     func pins() async throws(RunwayError) -> [MapPin] {
-        try await fetchData(with: MapPinReformer())
+        try await reformLastResponse(with: MapPinReformer())
     }
 }

@@ -1,0 +1,65 @@
+/// The manager's rules around a call made on the engine directly (``Engine/perform(_:params:body:loadID:ignoringCache:)``,
+/// ``Engine/upload(_:params:body:loadID:)``, ``Engine/download(_:params:to:loadID:)``): the
+/// API's params validator, then the service's and the API's interceptors, in the order a
+/// manager runs them — so a service's interceptors see every call of its APIs, whatever the
+/// entry point.
+///
+/// There is no delegate on this path: the "perform" hooks run just before and just after the
+/// outcome is handed back to the caller. Interceptors run on the main actor; a call whose
+/// service and API have none never hops to it.
+struct InterceptedCall: Sendable {
+    let call: CallInfo
+    let interceptors: [any Interceptor]
+
+    /// Validates `params` and asks every interceptor; `nil` when the call may go ahead (its
+    /// `afterCall` hooks have run), or the error it ends with.
+    static func admit(
+        _ api: some API, params: Parameters, loadID: LoadID, engine: Engine
+    ) async -> (InterceptedCall, RunwayError?) {
+        let call = CallInfo(loadID: loadID, apiName: api.name, service: api.service, params: params)
+        let own = api.interceptors
+        let service = engine.interceptors(of: api.service)
+        let admitted = InterceptedCall(call: call, interceptors: own.isEmpty ? service : service + own)
+        do {
+            try api.paramsValidator.validate(params)
+        } catch {
+            let refusal = RunwayError.paramsInvalid(reason: error.reason)
+            await admitted.deliver(.failure(refusal))
+            return (admitted, refusal)
+        }
+        guard !admitted.interceptors.isEmpty else { return (admitted, nil) }
+        let veto = await MainActor.run { () -> RunwayError? in
+            for interceptor in admitted.interceptors {
+                if case .veto(let reason) = interceptor.shouldCall(call) { return .vetoed(reason: reason) }
+            }
+            for interceptor in admitted.interceptors { interceptor.afterCall(call) }
+            return nil
+        }
+        if let veto { await admitted.deliver(.failure(veto)) }
+        return (admitted, veto)
+    }
+
+    /// Runs the response hooks for an outcome that was sent (`received`), then the perform hooks.
+    func land(_ result: Result<RawResponse, RunwayError>) async {
+        guard !interceptors.isEmpty else { return }
+        await MainActor.run {
+            for interceptor in interceptors { interceptor.didReceiveResponse(call, result: result) }
+        }
+        await deliver(result)
+    }
+
+    /// The perform hooks: before and after the outcome goes back to the caller.
+    private func deliver(_ result: Result<RawResponse, RunwayError>) async {
+        guard !interceptors.isEmpty else { return }
+        await MainActor.run {
+            switch result {
+            case .success(let response):
+                for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
+                for interceptor in interceptors { interceptor.afterPerformSuccess(call, response: response) }
+            case .failure(let error):
+                for interceptor in interceptors { interceptor.beforePerformFailure(call, error: error) }
+                for interceptor in interceptors { interceptor.afterPerformFailure(call, error: error) }
+            }
+        }
+    }
+}

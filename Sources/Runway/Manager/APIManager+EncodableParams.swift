@@ -1,0 +1,57 @@
+extension APIManager {
+    /// ``loadData(with:body:ignoringCache:)`` with params given as an `Encodable` value,
+    /// encoded with the API's ``API/jsonEncoder`` (see ``Parameters/init(encoding:with:)``).
+    ///
+    /// A value that does not encode to an object is delivered to the delegate as
+    /// ``RunwayError/paramsInvalid(reason:)``, like params the validator refuses, and never sent.
+    @discardableResult
+    public func loadData(
+        with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false
+    ) -> LoadID? {
+        do throws(RunwayError) {
+            return loadData(with: try Parameters(encoding: params, with: api.jsonEncoder), body: body, ignoringCache: ignoringCache)
+        } catch {
+            let entry = refusedEntry(notifiesDelegate: true)
+            deliverLater(entry, .failure(error))
+            return entry.context.call.loadID
+        }
+    }
+
+    /// ``load(with:body:ignoringCache:)`` with params given as an `Encodable` value.
+    ///
+    /// - throws: ``RunwayError/paramsInvalid(reason:)`` when the value does not encode to an
+    ///   object; otherwise as ``load(with:body:ignoringCache:)``.
+    @discardableResult
+    public func load(
+        with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false
+    ) async throws(RunwayError) -> Endpoint.DefaultReformer.Output {
+        try await load(with: try encode(params), body: body, ignoringCache: ignoringCache)
+    }
+
+    /// ``load(with:body:ignoringCache:reformedBy:)`` with params given as an `Encodable` value.
+    public func load<R: Reformer>(
+        with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false,
+        reformedBy reformer: R
+    ) async throws(RunwayError) -> R.Output {
+        try await load(with: try encode(params), body: body, ignoringCache: ignoringCache, reformedBy: reformer)
+    }
+
+    /// The params `value` encodes to; a failure is delivered to the interceptors (as a refused
+    /// load is) and thrown.
+    private func encode(_ value: some Encodable) throws(RunwayError) -> Parameters {
+        do throws(RunwayError) {
+            return try Parameters(encoding: value, with: api.jsonEncoder)
+        } catch {
+            deliver(refusedEntry(notifiesDelegate: false), .failure(error))
+            throw error
+        }
+    }
+
+    /// The entry of a load refused before it had params: its interceptors' failure hooks run.
+    private func refusedEntry(notifiesDelegate: Bool) -> LoadBook<Waiter, Flight>.Entry {
+        let call = CallInfo(loadID: .next(), apiName: api.name, service: api.service, params: [:])
+        return LoadBook.Entry(
+            context: Flight(call: call, interceptors: interceptors, onFinish: nil), notifiesDelegate: notifiesDelegate,
+            waiters: [])
+    }
+}
