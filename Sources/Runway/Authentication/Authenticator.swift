@@ -24,8 +24,9 @@ public import HTTPTypes
 ///
 ///     func refresh(_ expired: Token?) async throws -> Token {
 ///         // RefreshTokenAPI declares `authenticates: false`, so this call skips the authenticator.
-///         let fresh = try await engine.perform(RefreshTokenAPI(), params: ["refresh": .string(expired?.refresh ?? "")])
-///             .get().decode(Token.self)
+///         let answer = try await engine.perform(RefreshTokenAPI(), params: ["refresh": .string(expired?.refresh ?? "")])
+///             .get()
+///         let fresh = try JSONDecoder().decode(Token.self, from: answer.body)
 ///         try keychain.save(fresh)
 ///         return fresh
 ///     }

@@ -6,8 +6,9 @@ extension APIManager {
     ///
     /// As for ``load(with:body:ignoringCache:)``: the params validator and the interceptors run,
     /// the load counts in ``isLoading``, ``cancel(_:)`` (with ``Transfer/loadID``) and
-    /// ``cancelAllRequests()`` end it, the landed response becomes ``rawResponse``, and the
-    /// manager's release cancels it. Under ``RequestStrategy/cancelInFlight`` a new upload
+    /// ``cancelAllRequests()`` end it, and the landed response becomes ``rawResponse``. The
+    /// transfer keeps its manager until it ends — an upload goes on when the screen that started
+    /// it goes away, and `APIManager(PhotoAPI()).upload(…)` needs no owner. Under ``RequestStrategy/cancelInFlight`` a new upload
     /// cancels the one in flight; an upload sends its own body, so it never joins another
     /// (``RequestStrategy/ignoreNewWhileLoading`` lets it fly). The delegate is not involved: the
     /// outcome is the transfer's ``Transfer/value``. Never answered from the cache.
@@ -65,10 +66,11 @@ extension APIManager {
             let id = flight.call.loadID
             let api = self.api
             let engine = self.engine
-            let task = Task.detached(priority: Task.currentPriority) { [weak self] () -> Result<Value, RunwayError> in
+            // The task holds the manager until the transfer ends (see `upload(_:with:)`).
+            let task = Task.detached(priority: Task.currentPriority) { [self] () -> Result<Value, RunwayError> in
                 let result = await run(api, engine, params, id)
-                let landed = await self?.landTransfer(id, result.map { asResponse(api, $0) }, keepsResponse: keepsResponse)
-                return landed == true ? result : .failure(.cancelled)
+                let landed = await landTransfer(id, result.map { asResponse(api, $0) }, keepsResponse: keepsResponse)
+                return landed ? result : .failure(.cancelled)
             }
             tasks.insert(task, for: id)
             for interceptor in flight.interceptors { interceptor.afterCall(flight.call) }
