@@ -1,4 +1,4 @@
-import HTTPTypes
+public import HTTPTypes
 
 /// The credential of one service, shared by all its loads: applied to every request, refreshed
 /// once when it expires, whoever meets the expiry first.
@@ -26,7 +26,12 @@ public final class Authentication: Sendable {
     /// Creates the shared credential state of `authenticator`.
     public init<A: Authenticator>(_ authenticator: A) {
         box = CredentialBox(authenticator)
+        credentialFields = authenticator.credentialFields
     }
+
+    /// The header fields the authenticator's credential is written to
+    /// (``Authenticator/credentialFields``).
+    public let credentialFields: Set<HTTPField.Name>
 
     /// Forgets the credential held in memory, and the cookies of every service registered with
     /// this authentication: the next load asks ``Authenticator/credential()`` again. Call it

@@ -55,9 +55,15 @@ public protocol Authenticator: Sendable {
     /// Whether `credential` must be refreshed before it is used at all (an expiry date that has
     /// passed), so no request is sent only to be refused. Default: `false`.
     func requiresRefresh(_ credential: Credential) -> Bool
+
+    /// The header fields ``apply(_:to:)`` writes. A service whose signer writes one of them is
+    /// refused when it is registered (the signature would overwrite the credential), as is one
+    /// whose common headers set one. Default: `Authorization`.
+    var credentialFields: Set<HTTPField.Name> { get }
 }
 
 extension Authenticator {
+    public var credentialFields: Set<HTTPField.Name> { [.authorization] }
     public func isAuthenticationFailure(_ response: HTTPResponse) -> Bool { response.status.code == 401 }
     public func requiresRefresh(_ credential: Credential) -> Bool { false }
 }

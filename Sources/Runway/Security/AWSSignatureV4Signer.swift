@@ -104,6 +104,15 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
             "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
     }
 
+    /// `Authorization` (the signature), `X-Amz-Date`, and `X-Amz-Content-Sha256` and
+    /// `X-Amz-Security-Token` when it sends them.
+    public var writtenFields: Set<HTTPField.Name> {
+        var fields: Set<HTTPField.Name> = [.authorization, HTTPField.Name("X-Amz-Date")!]
+        if sendsContentSHA256 { fields.insert(HTTPField.Name("X-Amz-Content-Sha256")!) }
+        if sessionToken != nil { fields.insert(HTTPField.Name("X-Amz-Security-Token")!) }
+        return fields
+    }
+
     /// Learns the server's clock from a 4xx that names a time or signature error while the
     /// clocks are more than ``skewThreshold`` apart.
     public func correctsClock(after response: HTTPResponse, body: Data) -> Bool {

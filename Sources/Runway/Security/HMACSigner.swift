@@ -55,6 +55,9 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
         self.makeNonce = nonce
     }
 
+    /// The signature fields (``RequestSignature/Field``).
+    public var writtenFields: Set<HTTPField.Name> { Set(RequestSignature.Field.all) }
+
     /// Adds the signature fields to `request`.
     ///
     /// - throws: ``RequestSignature/FormatError`` when the request has no scheme or authority,

@@ -28,9 +28,17 @@ public protocol RequestSigner: Sendable {
     ///   - response: The answer's head.
     ///   - body: The answer's body (empty for a download, whose body went to its file).
     func correctsClock(after response: HTTPResponse, body: Data) -> Bool
+
+    /// The header fields this signer writes. A service whose credential or common headers use
+    /// one of them is refused when it is registered: the signature would overwrite them.
+    /// Default: none declared.
+    var writtenFields: Set<HTTPField.Name> { get }
 }
 
 extension RequestSigner {
+    /// None declared.
+    public var writtenFields: Set<HTTPField.Name> { [] }
+
     /// Never: a signer without a clock to correct.
     public func correctsClock(after response: HTTPResponse, body: Data) -> Bool { false }
 }

@@ -11,9 +11,12 @@ import Testing
 /// A credential that never needs a server: counts the refreshes it is asked for.
 struct CountingAuthenticator: Authenticator {
     let refreshes = TestBox(0)
+    /// Where the token goes: `Authorization` unless the service's signer writes that field.
+    var field: HTTPField.Name = .authorization
 
+    var credentialFields: Set<HTTPField.Name> { [field] }
     func credential() async throws -> String? { "token-1" }
-    func apply(_ token: String, to request: inout HTTPRequest) { request.headerFields[.authorization] = "Bearer \(token)" }
+    func apply(_ token: String, to request: inout HTTPRequest) { request.headerFields[field] = "Bearer \(token)" }
     func refresh(_ expired: String?) async throws -> String {
         refreshes.mutate { $0 += 1 }
         return "token-\(refreshes.value + 1)"
@@ -28,14 +31,14 @@ struct ClockSkewTests {
     /// `kind` whose service signs with `signer` and carries a counted credential.
     func withSkewedDevice(
         _ kind: TransportKind, signer: any RequestSigner,
-        serverNow: @escaping @Sendable () -> Date = { Date() },
+        serverNow: @escaping @Sendable () -> Date = { Date() }, credentialField: HTTPField.Name = .authorization,
         _ body: (Engine, DemoServer, CountingAuthenticator) async throws -> Void
     ) async throws {
         let server = try await DemoServer.start(
             signatureVerifier: SignatureVerifier(keys: ["ios-app": [Self.secret]], now: serverNow))
         let nio: AsyncHTTPClientTransport? = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
         let engine = Engine(transport: nio ?? URLSessionTransport())
-        let authenticator = CountingAuthenticator()
+        let authenticator = CountingAuthenticator(field: credentialField)
         try engine.register(
             Service(
                 id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer,
@@ -108,7 +111,9 @@ struct ClockSkewTests {
         let signer = AWSSignatureV4Signer(
             accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1", service: "s3", style: .s3,
             now: { Date().addingTimeInterval(skew) })
-        try await withSkewedDevice(kind, signer: signer) { engine, server, authenticator in
+        // SigV4 writes Authorization: the token goes in a field of its own.
+        try await withSkewedDevice(kind, signer: signer, credentialField: HTTPField.Name("X-Session-Token")!) {
+            engine, server, authenticator in
             for _ in 0..<3 {
                 let response = try await engine.perform(TestAPI(path: "/faults/aws-time")).get()
                 #expect(response.json?["data"]?["amzDate"] != nil)

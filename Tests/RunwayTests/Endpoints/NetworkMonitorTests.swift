@@ -23,6 +23,29 @@ struct NetworkMonitorTests {
         }
     }
 
+    /// A `10.213.x` prefix no interface here holds: a run that was killed before its clean-up
+    /// leaves its veth behind, and a second link on the same subnet would take this one's
+    /// packets.
+    static func freeSubnet() async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = ["-4", "-o", "addr", "show"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let listing = await offThePool { () -> String in
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        let free = (0...255).filter { !listing.contains("10.213.\($0).") }
+        guard let third = free.randomElement() else {
+            throw RunwayError.invalidRequest(reason: "every 10.213.x subnet is taken on this host")
+        }
+        return "10.213.\(third)"
+    }
+
     /// Reads one line from `reader`, off the pool.
     static func line(_ reader: FileHandle) async -> String {
         await offThePool {
@@ -83,7 +106,7 @@ struct NetworkMonitorTests {
         let tag = UUID().uuidString.prefix(8).lowercased()
         let namespace = "runway-\(tag)"
         let (host, inside) = ("rwh\(tag)", "rwn\(tag)")
-        let subnet = "10.213.\(Int.random(in: 0...255))"
+        let subnet = try await Self.freeSubnet()
         try await Self.ip(["netns", "add", namespace])
         let process = Process()
         var server: DemoServer?
