@@ -11,8 +11,9 @@ struct InterceptedCall: Sendable {
     let call: CallInfo
     let interceptors: [any Interceptor]
 
-    /// Validates `params` and asks every interceptor; `nil` when the call may go ahead (its
-    /// `afterCall` hooks have run), or the error it ends with.
+    /// Validates `params` and asks every interceptor. The error is `nil` when the call may go
+    /// ahead (its `afterCall` hooks have run); otherwise the call ends with it, its failure
+    /// hooks run.
     static func admit(
         _ api: some API, params: Parameters, loadID: LoadID, engine: Engine
     ) async -> (InterceptedCall, RunwayError?) {
@@ -39,7 +40,7 @@ struct InterceptedCall: Sendable {
         return (admitted, veto)
     }
 
-    /// Runs the response hooks for an outcome that was sent (`received`), then the perform hooks.
+    /// Runs the response hooks for the outcome of a call that was sent, then the perform hooks.
     func land(_ result: Result<RawResponse, RunwayError>) async {
         guard !interceptors.isEmpty else { return }
         await MainActor.run {
