@@ -1,9 +1,14 @@
+import Foundation
+
 extension APIManager {
     /// ``loadData(with:body:ignoringCache:)`` with params given as an `Encodable` value,
     /// encoded with the API's ``API/jsonEncoder`` (see ``Parameters/init(encoding:with:)``).
     ///
     /// A value that does not encode to an object is delivered to the delegate as
     /// ``RunwayError/paramsInvalid(reason:)``, like params the validator refuses, and never sent.
+    /// The value is encoded in this call, on the main actor, so the load is admitted at once as
+    /// `loadData` promises: keep params small, and send a large payload as
+    /// `body: .json(value)`, which is encoded off the main actor.
     @discardableResult
     public func loadData(
         with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false
@@ -25,7 +30,7 @@ extension APIManager {
     public func load(
         with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false
     ) async throws(RunwayError) -> Endpoint.DefaultReformer.Output {
-        try await load(with: try encode(params), body: body, ignoringCache: ignoringCache)
+        try await load(with: try await encode(params), body: body, ignoringCache: ignoringCache)
     }
 
     /// ``load(with:body:ignoringCache:reformedBy:)`` with params given as an `Encodable` value.
@@ -33,17 +38,27 @@ extension APIManager {
         with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false,
         reformedBy reformer: R
     ) async throws(RunwayError) -> R.Output {
-        try await load(with: try encode(params), body: body, ignoringCache: ignoringCache, reformedBy: reformer)
+        try await load(with: try await encode(params), body: body, ignoringCache: ignoringCache, reformedBy: reformer)
     }
 
-    /// The params `value` encodes to; a failure is delivered to the interceptors (as a refused
-    /// load is) and thrown.
-    private func encode(_ value: some Encodable) throws(RunwayError) -> Parameters {
-        do throws(RunwayError) {
-            return try Parameters(encoding: value, with: api.jsonEncoder)
-        } catch {
+    /// The params `value` encodes to, encoded off the main actor; a failure is delivered to the
+    /// interceptors (as a refused load is) and thrown.
+    private func encode(_ value: some Encodable & Sendable) async throws(RunwayError) -> Parameters {
+        switch await Self.encoded(value, with: api.jsonEncoder) {
+        case .success(let params):
+            return params
+        case .failure(let error):
             deliver(refusedEntry(notifiesDelegate: false), .failure(error))
             throw error
+        }
+    }
+
+    @concurrent
+    nonisolated private static func encoded(
+        _ value: some Encodable & Sendable, with encoder: sending JSONEncoder
+    ) async -> Result<Parameters, RunwayError> {
+        do throws(RunwayError) { return .success(try Parameters(encoding: value, with: encoder)) } catch {
+            return .failure(error)
         }
     }
 
