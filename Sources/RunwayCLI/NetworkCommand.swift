@@ -49,7 +49,7 @@ struct NetworkCommand: AsyncParsableCommand {
         let origin = "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
         let transport = AsyncHTTPClientTransport()
         let engine = Engine(transport: transport, network: monitor)
-        try engine.register(Service(id: "network", baseURLs: [.release: origin], allowsInsecureHTTP: true))
+        try engine.register(Service(id: "network", baseURLs: [.release: origin], connection: .init(allowsInsecureHTTP: true)))
         Self.write(#"{"load":"started"}"#)
         let result = await engine.perform(
             PathAPI(path: components.percentEncodedPath, timeout: .seconds(max(timeout, 1))), params: [:])

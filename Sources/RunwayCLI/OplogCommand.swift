@@ -24,7 +24,7 @@ struct OplogCommand: AsyncParsableCommand {
         func run() async throws {
             let nio = AsyncHTTPClientTransport()
             let engine = Engine(transport: nio)
-            try engine.register(Service(id: "oplog", baseURLs: [.release: server], allowsInsecureHTTP: true))
+            try engine.register(Service(id: "oplog", baseURLs: [.release: server], connection: .init(allowsInsecureHTTP: true)))
             let result = await engine.perform(CollectorStatsAPI())
             try await nio.shutdown()
             let response = try result.get()
@@ -68,15 +68,15 @@ struct OplogCommand: AsyncParsableCommand {
                 guard let bytes = Self.bytes(hex: hex) else { throw ValidationError("--secret is not hex") }
                 return HMACSigner(keyID: keyID, secret: SymmetricKey(data: bytes))
             }
-            try engine.register(Service(id: "oplog", baseURLs: [.release: server], signer: signer, allowsInsecureHTTP: true))
-            var configuration = OperationLog.Configuration()
-            configuration.maximumAge = .milliseconds(200)
-            configuration.baseBackoff = .milliseconds(20)
-            configuration.maximumBackoff = .milliseconds(200)
-            configuration.retryPolicy = .never
+            try engine.register(Service(id: "oplog", baseURLs: [.release: server], credentials: .init(signer: signer), connection: .init(allowsInsecureHTTP: true)))
+            var policy = OperationLog.Policy()
+            policy.maximumAge = .milliseconds(200)
+            policy.baseBackoff = .milliseconds(20)
+            policy.maximumBackoff = .milliseconds(200)
+            policy.retryPolicy = .never
             let log = try OperationLog(
                 engine: engine, service: "oplog", container: Container(root: URL(fileURLWithPath: container)),
-                configuration: configuration)
+                policy: policy)
             if drain {
                 try await Self.flushPatiently(log)
                 let status = try await log.status()

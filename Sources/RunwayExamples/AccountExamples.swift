@@ -10,8 +10,10 @@ extension ServiceID {
 /// The account service, whose requests carry `authentication`'s token.
 public func accountService(baseURL: String, authentication: Authentication) -> Service {
     Service(
-        id: .account, environment: .develop, baseURLs: [.develop: baseURL, .release: "https://account.example.com"],
-        authentication: authentication)
+        id: .account,
+        environment: .develop,
+        baseURLs: [.develop: baseURL, .release: "https://account.example.com"],
+        credentials: .init(authentication: authentication))
 }
 
 /// A bearer token that the token endpoint renews: what an app writes once for its account API.

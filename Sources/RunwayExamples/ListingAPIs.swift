@@ -21,8 +21,8 @@ public func listingService(
         environment: environment,
         baseURLs: [.develop: baseURL, .releaseCandidate: baseURL, .release: "https://listings.example.com"],
         commonParams: ["client": "runway-demo"],
-        signer: signer,
-        convention: .codeEnvelope()
+        convention: .codeEnvelope(),
+        credentials: .init(signer: signer)
     )
 }
 

@@ -16,7 +16,7 @@ public import Runway
 /// host, and undoes gzip and deflate content encoding. Cancelling the calling task cancels the
 /// request, which closes its connection: the engine's deadline over the whole exchange, head
 /// and body, and a load's cancellation end it that way (AsyncHTTPClient's own deadline stops at
-/// the head, so it is only a backstop, as is the read timeout, ``Configuration/readTimeout``,
+/// the head, so it is only a backstop, as is the read timeout, ``Connections/readTimeout``,
 /// for a peer that stalls). It never follows redirects: a 3xx comes back as a response, and the
 /// `Engine` decides about the next hop. It lives in the `RunwayNIO` product so that an app using
 /// only `Runway` never links SwiftNIO.
@@ -30,8 +30,9 @@ public import Runway
 /// try await transport.shutdown()
 /// ```
 public final class AsyncHTTPClientTransport: Transport {
-    /// How the transport's client is set up.
-    public struct Configuration: Sendable {
+    /// How the transport's connections are made and pooled: HTTP versions, TLS, timeouts,
+    /// connections per host.
+    public struct Connections: Sendable {
         /// The HTTP versions offered: `.automatic` negotiates HTTP/2 over TLS, `.http1Only` never does.
         public var httpVersion: HTTPClient.Configuration.HTTPVersion
         /// How long an unused pooled connection is kept.
@@ -58,7 +59,7 @@ public final class AsyncHTTPClientTransport: Transport {
         /// the least recently used is shut down, its idle connections closed. Default 32.
         public var maximumAddressClients: Int = 32
 
-        /// Creates a configuration.
+        /// Creates the connection settings; AsyncHTTPClient's defaults where Runway has no reason to differ.
         public init(
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
             idleTimeout: TimeAmount = .seconds(60),
@@ -87,12 +88,12 @@ public final class AsyncHTTPClientTransport: Transport {
     private let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
     /// The keys of the address clients, least recently used first.
     private let addressClientOrder = NIOLockedValueBox<[ClientKey]>([])
-    private let configuration: Configuration
+    private let connections: Connections
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
-    public convenience init(configuration: Configuration = Configuration()) {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration))
-        self.init(client: client, owned: true, configuration: configuration)
+    public convenience init(connections: Connections = Connections()) {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(connections))
+        self.init(client: client, owned: true, connections: connections)
     }
 
     /// Creates the transport over `client`, an `HTTPClient` the app already has (one event loop
@@ -102,18 +103,18 @@ public final class AsyncHTTPClientTransport: Transport {
     /// `redirectConfiguration: .disallow`: the engine follows redirects itself, checking every
     /// hop. AsyncHTTPClient keeps a client's configuration private, so this cannot be checked up
     /// front; an answer that arrives through redirects the client followed fails with
-    /// `RunwayError.invalidRequest(reason:)` instead of landing. `configuration`'s
-    /// client settings apply to the clients the transport makes for pinned hosts (on `client`'s
+    /// `RunwayError.invalidRequest(reason:)` instead of landing. The settings in `connections`
+    /// apply to the clients the transport makes for pinned hosts (on `client`'s
     /// event loop group). The app keeps owning `client` and shuts it down; ``shutdown()`` shuts
     /// down only the clients the transport made.
-    public convenience init(client: HTTPClient, configuration: Configuration = Configuration()) {
-        self.init(client: client, owned: false, configuration: configuration)
+    public convenience init(client: HTTPClient, connections: Connections = Connections()) {
+        self.init(client: client, owned: false, connections: connections)
     }
 
-    private init(client: HTTPClient, owned: Bool, configuration: Configuration) {
+    private init(client: HTTPClient, owned: Bool, connections: Connections) {
         self.client = client
         self.ownedClient = owned ? client : nil
-        self.configuration = configuration
+        self.connections = connections
     }
 
     /// What a client made on demand is for.
@@ -138,7 +139,7 @@ public final class AsyncHTTPClientTransport: Transport {
             guard !isShutDown.withLockedValue({ $0 }) else {
                 throw RunwayError.invalidRequest(reason: "the transport was shut down")
             }
-            var clientConfiguration = Self.clientConfiguration(configuration)
+            var clientConfiguration = Self.clientConfiguration(connections)
             let nameCheck = address.map { _ in HostNameCheck(host: host) }
             let pinCheck = pins.map(PinCheck.init)
             // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
@@ -155,7 +156,7 @@ public final class AsyncHTTPClientTransport: Transport {
             let client = HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
             clients[key] = client
             if address != nil {
-                for evicted in evictAddressClients(beyond: max(configuration.maximumAddressClients, 1)) {
+                for evicted in evictAddressClients(beyond: max(connections.maximumAddressClients, 1)) {
                     clients.removeValue(forKey: evicted)?.shutdown { _ in }
                 }
             }
@@ -191,17 +192,17 @@ public final class AsyncHTTPClientTransport: Transport {
         for owned in ownedClients { owned.shutdown { _ in } }
     }
 
-    private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
+    private static func clientConfiguration(_ connections: Connections) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
-            tlsConfiguration: configuration.tlsConfiguration,
+            tlsConfiguration: connections.tlsConfiguration,
             // The engine owns redirects: it re-checks every hop against the service's rules.
             redirectConfiguration: .disallow,
-            timeout: .init(connect: configuration.connectTimeout, read: configuration.readTimeout),
+            timeout: .init(connect: connections.connectTimeout, read: connections.readTimeout),
             decompression: .enabled(limit: .ratio(100))
         )
-        clientConfiguration.httpVersion = configuration.httpVersion
-        clientConfiguration.connectionPool.idleTimeout = configuration.idleTimeout
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
+        clientConfiguration.httpVersion = connections.httpVersion
+        clientConfiguration.connectionPool.idleTimeout = connections.idleTimeout
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections.maximumConnectionsPerHost
         // Fail fast on refused connections; the engine's retry policy decides about retrying.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         return clientConfiguration

@@ -305,7 +305,7 @@ struct ErrorClassificationTests {
     func poolWaitIsTimeout() async throws {
         let server = try await DemoServer.start()
         let transport = AsyncHTTPClientTransport(
-            configuration: .init(maximumConnectionsPerHost: 1, connectTimeout: .milliseconds(200)))
+            connections: .init(maximumConnectionsPerHost: 1, connectTimeout: .milliseconds(200)))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -321,7 +321,7 @@ struct ErrorClassificationTests {
             held.cancel()
             _ = await held.result
         }
-        #expect(AsyncHTTPClientTransport.Configuration().connectTimeout >= .seconds(60), "above any API's usual timeout")
+        #expect(AsyncHTTPClientTransport.Connections().connectTimeout >= .seconds(60), "above any API's usual timeout")
     }
 
     static func expectNoLibraryName(_ error: RunwayError) {

@@ -74,7 +74,7 @@ struct NonceLimitTests {
         }) {
             let engine = Engine(transport: nio)
             var service = Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL])
-            service.signer = HMACSigner(keyID: "k", secret: SigningTests.secret, nonce: { String(repeating: "x", count: 129) })
+            service.credentials.signer = HMACSigner(keyID: "k", secret: SigningTests.secret, nonce: { String(repeating: "x", count: 129) })
             try engine.register(service)
             let result = await engine.perform(TestAPI(path: "/signed/echo/n", service: "signed"), params: [:])
             #expect(throws: RunwayError.invalidRequest(reason: "signing failed: the nonce is longer than 128 bytes")) {

@@ -50,8 +50,10 @@ struct RequestAdapterTests {
         }) {
             let engine = Engine(transport: nio ?? URLSessionTransport())
             var service = Service(
-                id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL],
-                signer: HMACSigner(keyID: "app", secret: secret, signedHeaderFields: [Self.traceField, .acceptLanguage]))
+                id: "signed",
+                environment: .develop,
+                baseURLs: [.develop: server.baseURL],
+                credentials: .init(signer: HMACSigner(keyID: "app", secret: secret, signedHeaderFields: [Self.traceField, .acceptLanguage])))
             let trace = TraceID()
             service.adapters = [trace]
             try engine.register(service)

@@ -51,9 +51,9 @@ struct SigningTests {
         let transport = InterferingTransport(nio, tamper: tamper)
         let engine = Engine(transport: transport)
         var service = listingService(baseURL: server.baseURL)
-        service.signer = signer
+        service.credentials.signer = signer
         try engine.register(service)
-        try engine.register(Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer))
+        try engine.register(Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL], credentials: .init(signer: signer)))
         try await withCleanup({
             try? await nio.shutdown()
             await server.stop()
@@ -209,7 +209,7 @@ struct NonceStoreTests {
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio)
         var service = Service(id: "signed", environment: .develop, baseURLs: [.develop: server.baseURL])
-        service.signer = HMACSigner(keyID: "k", secret: SigningTests.secret, now: { clock.value })
+        service.credentials.signer = HMACSigner(keyID: "k", secret: SigningTests.secret, now: { clock.value })
         try engine.register(service)
         let api = TestAPI(path: "/signed/echo/n", service: "signed")
         _ = try await APIManager(api, engine: engine).load()

@@ -160,7 +160,7 @@ struct AsyncHTTPClientTLSTests {
         let server = try await DemoServer.start(tls: try authority.serverIdentity())
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -188,7 +188,7 @@ struct AsyncHTTPClientTLSTests {
         let server = try await DemoServer.start(tls: try other.serverIdentity())
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try trusted.rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         await #expect {
             try await transport.send(TransportRequest(
                 head: HTTPRequest(method: .get, scheme: "https", authority: "127.0.0.1:\(server.port)", path: "/echo/x"),

@@ -21,12 +21,14 @@ struct TransportSecurityTests {
         let server = try await DemoServer.start(tls: identity.tls)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try (trustServer ? authority : TestCertificateAuthority()).rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         let engine = Engine(transport: transport)
         try engine.register(
             Service(
-                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
-                pins: pins?(identity.spkiPin).map { [$0] } ?? []))
+                id: .test,
+                environment: .develop,
+                baseURLs: [.develop: server.baseURL],
+                connection: .init(pins: pins?(identity.spkiPin).map { [$0] } ?? [])))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -96,7 +98,7 @@ struct TransportSecurityTests {
             for (transport, checks) in transports {
                 let engine = Engine(transport: transport)
                 let pins = PublicKeyPins(host: "127.0.0.1", primary: Self.wrongPin, backups: [], scope: scope)
-                let service = Service(id: .test, baseURLs: [.release: "https://127.0.0.1:9"], pins: [pins])
+                let service = Service(id: .test, baseURLs: [.release: "https://127.0.0.1:9"], connection: .init(pins: [pins]))
                 if checks {
                     try engine.register(service)
                     #expect(engine.service(.test) != nil)
@@ -152,17 +154,17 @@ struct TransportSecurityTests {
         let engine = Engine(transport: StubTransport(sampleData: [:]))
         let one = PublicKeyPins(host: "api.example.com", primary: Self.wrongPin, backups: [])
         let other = PublicKeyPins(host: "API.example.com", primary: Self.wrongPin + "x", backups: [])
-        try engine.register(Service(id: "one", baseURLs: [.release: "https://api.example.com"], pins: [one]))
+        try engine.register(Service(id: "one", baseURLs: [.release: "https://api.example.com"], connection: .init(pins: [one])))
         #expect {
-            try engine.register(Service(id: "two", baseURLs: [.release: "https://api.example.com/v2"], pins: [other]))
+            try engine.register(Service(id: "two", baseURLs: [.release: "https://api.example.com/v2"], connection: .init(pins: [other])))
         } throws: { error in
             guard case .invalidRequest(let reason) = error as? RunwayError else { return false }
             return reason.contains("api.example.com") && reason.contains("differently")
         }
         #expect(engine.service("two") == nil)
         // The same pins again, and a new version of the first service, are fine.
-        try engine.register(Service(id: "two", baseURLs: [.release: "https://api.example.com/v2"], pins: [one]))
-        try engine.register(Service(id: "one", baseURLs: [.release: "https://api.example.com"], pins: [one]))
+        try engine.register(Service(id: "two", baseURLs: [.release: "https://api.example.com/v2"], connection: .init(pins: [one])))
+        try engine.register(Service(id: "one", baseURLs: [.release: "https://api.example.com"], connection: .init(pins: [one])))
     }
 
     @Test("the leaf rule and the chain rule decide from the same keys")
@@ -202,7 +204,7 @@ struct TransportSecurityTests {
     func plainHTTPAllowed(_ base: String, _ optIn: Bool) async throws {
         let spy = StubTransport(sampleData: ["TestAPI": .json(["ok": true])])
         let engine = Engine(transport: spy)
-        try engine.register(Service(id: .test, baseURLs: [.release: base], allowsInsecureHTTP: optIn))
+        try engine.register(Service(id: .test, baseURLs: [.release: base], connection: .init(allowsInsecureHTTP: optIn)))
         _ = try await APIManager(TestAPI(path: "/x"), engine: engine).load()
         #expect(spy.requests.count == 1)
     }

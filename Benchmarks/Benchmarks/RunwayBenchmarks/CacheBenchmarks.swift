@@ -129,7 +129,7 @@ enum CacheBenchmarks {
             logger.logLevel = .error
             return try DiskCache(
                 container: Container(root: url.appendingPathComponent("container")),
-                configuration: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: 20 << 10), logger: logger)
+                limits: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: 20 << 10), logger: logger)
         }
     }
 }

@@ -46,7 +46,7 @@ final class Fixture: @unchecked Sendable {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Self.connections
         rawClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let transport = AsyncHTTPClientTransport(
-            configuration: .init(maximumConnectionsPerHost: Self.connections))
+            connections: .init(maximumConnectionsPerHost: Self.connections))
         self.transport = transport
         let service = Service(id: .bench, baseURLs: [.release: server.baseURL])
         // Failures only, as a production app logs: the raw clients log nothing either.

@@ -75,20 +75,11 @@ public protocol API: Sendable {
     /// Adapters that change this API's requests before they leave, after the service's
     /// (``Service/adapters``). Default: none. See ``RequestAdapter``.
     var adapters: [any RequestAdapter] { get }
-    /// Whether and how responses are cached (`GET` and `HEAD` only). Default: ``CachePolicy/none``.
+    /// Whether and how responses are cached (`GET` and `HEAD` only), and what goes into an
+    /// entry's key: its version, the params left out, the sensitive component (a user id) and the
+    /// header fields that vary the answer. Default: ``CachePolicy/none``.
     var cachePolicy: CachePolicy { get }
-    /// Bumped when the response's shape changes, so old entries are not used. Default: 0.
-    var cacheVersion: Int { get }
-    /// Params that do not change the response (timestamps, nonces), left out of the cache key.
-    /// Default: none.
-    var cacheIgnoredParams: Set<String> { get }
-    /// A value that separates cache entries per person (a user id), so entries can be removed on
-    /// logout with ``ResponseCache/removeEntries(sensitiveComponent:)``. Default: `nil`.
-    var cacheSensitiveComponent: String? { get }
-    /// Request header fields whose values change the response, so that they are part of the
-    /// cache key, beyond `Accept-Language` which always is. Default: none.
-    var cacheVaryingHeaderFields: [HTTPField.Name] { get }
-    /// Whether the service's ``Service/authentication`` applies its credential to this API's
+    /// Whether the service's ``Service/Credentials/authentication`` applies its credential to this API's
     /// requests. Default: `true`; the token endpoint that refreshes the credential says `false`.
     var authenticates: Bool { get }
     /// Encodes the values given as ``RequestBody/json(_:)``. Default: a plain `JSONEncoder`.
@@ -142,10 +133,6 @@ extension API {
     public var interceptors: [any Interceptor] { [] }
     public var adapters: [any RequestAdapter] { [] }
     public var cachePolicy: CachePolicy { .none }
-    public var cacheVersion: Int { 0 }
-    public var cacheIgnoredParams: Set<String> { [] }
-    public var cacheSensitiveComponent: String? { nil }
-    public var cacheVaryingHeaderFields: [HTTPField.Name] { [] }
     public var authenticates: Bool { true }
     public var jsonEncoder: JSONEncoder { JSONEncoder() }
 }

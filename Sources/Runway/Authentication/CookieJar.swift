@@ -12,13 +12,13 @@ import FoundationNetworking
 ///
 /// ```swift
 /// let authentication = Authentication(MyAuthenticator())
-/// try engine.register(Service(id: .account, baseURLs: …, authentication: authentication, cookies: CookieJar()))
+/// try engine.register(Service(id: .account, baseURLs: …, credentials: .init(authentication: authentication, cookies: CookieJar())))
 /// ```
 ///
 /// The engine stores the cookies of every answer from the service's own origin and sends the
 /// matching ones back to that origin only (a redirect to another origin carries none, as with
 /// every credential). A cookie is a credential: a service with a jar has its responses cached
-/// only under a ``API/cacheSensitiveComponent``, and ``Authentication/reset()`` of the
+/// only under a ``CachePolicy/sensitiveComponent``, and ``Authentication/reset()`` of the
 /// service's authentication empties the jar — a logout leaves no session behind. The jar lives
 /// in memory only.
 public final class CookieJar: Sendable {

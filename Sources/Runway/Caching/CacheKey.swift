@@ -8,12 +8,12 @@ public import HTTPTypes
 /// Service, environment and its base URL, API name, method, path, the params **sorted** by name
 /// (so `a=1&b=2` and `b=2&a=1` share an entry), the API's cache version, its sensitive component
 /// (a user id, so one user never sees another's data), and the request header fields that vary
-/// the answer: `Accept-Language` and the API's ``API/cacheVaryingHeaderFields``. Params the API
+/// the answer: `Accept-Language` and the policy's ``CachePolicy/varyingHeaderFields``. Params the API
 /// declares as not affecting the response (timestamps, nonces) are left out.
 ///
 /// A request that carries `Authorization` or `Cookie` (in the service's common header fields or
 /// the API's own, applied by the service's ``Authentication``, or from its ``CookieJar``) has no
-/// key unless the API declares its ``API/cacheSensitiveComponent``: whose answer it is cannot be
+/// key unless the API's policy names a ``CachePolicy/sensitiveComponent``: whose answer it is cannot be
 /// told from the key, so it is never cached.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Lowercase hex SHA-256 of ``canonical``.
@@ -26,19 +26,20 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         for field in api.headers { fields[fields: field.name] = [] }
         fields.append(contentsOf: api.headers)
         let carriesCredential = fields[.authorization] != nil || fields[.cookie] != nil
-            || (service.authentication != nil && api.authenticates) || service.cookies != nil
-        if api.cacheSensitiveComponent == nil, carriesCredential { return nil }
+            || (service.credentials.authentication != nil && api.authenticates) || service.credentials.cookies != nil
+        let policy = api.cachePolicy
+        if policy.sensitiveComponent == nil, carriesCredential { return nil }
         var kept = service.commonParams
         kept.merge(params) { _, own in own }
-        for ignored in api.cacheIgnoredParams { kept.removeValue(forKey: ignored) }
+        for ignored in policy.ignoredParams { kept.removeValue(forKey: ignored) }
         let paramsText = (try? JSON.object(kept).encoded()).map { String(decoding: $0, as: UTF8.self) } ?? "\(kept)"
         var varying = [HTTPField.Name.acceptLanguage]
-        for name in api.cacheVaryingHeaderFields where !varying.contains(name) { varying.append(name) }
+        for name in policy.varyingHeaderFields where !varying.contains(name) { varying.append(name) }
         let varyingText = varying.map { "\($0.canonicalName)=\(fields[values: $0].joined(separator: ","))" }
             .joined(separator: "\n")
         let parts = [
             "runway-cache-2", service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name,
-            api.method.rawValue, api.path, paramsText, "v\(api.cacheVersion)", api.cacheSensitiveComponent ?? "",
+            api.method.rawValue, api.path, paramsText, "v\(policy.version)", policy.sensitiveComponent ?? "",
             varyingText,
         ]
         // Lengths first, so no choice of values can make two different keys share a text.

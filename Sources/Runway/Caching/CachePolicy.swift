@@ -1,15 +1,23 @@
-/// How an API's responses are cached: which tiers, for how long, and whether an expired entry may
-/// stand in when the network is unreachable.
+public import HTTPTypes
+
+/// How an API's responses are cached: which tiers, for how long, whether an expired entry may
+/// stand in when the network is unreachable, and what goes into an entry's key.
 ///
-/// Caching applies to `GET` and `HEAD` only. The defaults follow the seed: 180 seconds in memory
-/// (a list the user comes back to within three minutes is not fetched again), 24 hours on disk.
+/// One value on the ``API`` (``API/cachePolicy``) holds everything about an API's cache, so a
+/// reader finds it in one place. Caching applies to `GET` and `HEAD` only. The defaults follow
+/// the seed: 180 seconds in memory (a list the user comes back to within three minutes is not
+/// fetched again), 24 hours on disk.
 ///
 /// For example:
 ///
 /// ```swift
 /// struct CityListAPI: API {
 ///     // …
-///     var cachePolicy: CachePolicy { .memoryAndDisk(staleIfOffline: true) }
+///     var cachePolicy: CachePolicy {
+///         .memoryAndDisk(staleIfOffline: true)
+///             .version(2)                      // the answer's shape changed in 5.2
+///             .ignoringParams(["ts"])          // a timestamp that does not change the answer
+///     }
 /// }
 /// ```
 public struct CachePolicy: Sendable, Hashable {
@@ -30,12 +38,36 @@ public struct CachePolicy: Sendable, Hashable {
     public var diskLifetime: Duration
     /// Deliver an expired entry, marked stale, when the network is unreachable.
     public var staleIfOffline: Bool
+    /// Bumped when the response's shape changes, so entries stored by an older version of the
+    /// app are not used. Default 0.
+    public var version: Int
+    /// Params that do not change the response (timestamps, nonces), left out of the key.
+    /// Default: none.
+    public var ignoredParams: Set<String>
+    /// A value that separates entries per person (a user id), so that one user never sees
+    /// another's answer and the entries can be removed on logout with
+    /// ``ResponseCache/removeEntries(sensitiveComponent:)``. A request that carries a credential
+    /// or a cookie is cached only under one. Default `nil`.
+    public var sensitiveComponent: String?
+    /// Request header fields whose values change the response, so that they are part of the
+    /// key, beyond `Accept-Language` which always is. Default: none.
+    public var varyingHeaderFields: [HTTPField.Name]
 
-    public init(tiers: Tiers, memoryLifetime: Duration = .seconds(180), diskLifetime: Duration = .seconds(86_400), staleIfOffline: Bool = false) {
+    /// Creates a policy; the static members (``none``, ``memory(lifetime:staleIfOffline:)``,
+    /// ``memoryAndDisk(memoryLifetime:diskLifetime:staleIfOffline:)``) read better.
+    public init(
+        tiers: Tiers, memoryLifetime: Duration = .seconds(180), diskLifetime: Duration = .seconds(86_400),
+        staleIfOffline: Bool = false, version: Int = 0, ignoredParams: Set<String> = [],
+        sensitiveComponent: String? = nil, varyingHeaderFields: [HTTPField.Name] = []
+    ) {
         self.tiers = tiers
         self.memoryLifetime = memoryLifetime
         self.diskLifetime = diskLifetime
         self.staleIfOffline = staleIfOffline
+        self.version = version
+        self.ignoredParams = ignoredParams
+        self.sensitiveComponent = sensitiveComponent
+        self.varyingHeaderFields = varyingHeaderFields
     }
 
     /// No caching; the default of an ``API``.
@@ -51,6 +83,34 @@ public struct CachePolicy: Sendable, Hashable {
         memoryLifetime: Duration = .seconds(180), diskLifetime: Duration = .seconds(86_400), staleIfOffline: Bool = false
     ) -> CachePolicy {
         CachePolicy(tiers: .memoryAndDisk, memoryLifetime: memoryLifetime, diskLifetime: diskLifetime, staleIfOffline: staleIfOffline)
+    }
+
+    /// This policy with ``version`` set.
+    public func version(_ version: Int) -> CachePolicy {
+        var policy = self
+        policy.version = version
+        return policy
+    }
+
+    /// This policy with `names` added to ``ignoredParams``.
+    public func ignoringParams(_ names: Set<String>) -> CachePolicy {
+        var policy = self
+        policy.ignoredParams.formUnion(names)
+        return policy
+    }
+
+    /// This policy with ``sensitiveComponent`` set: entries kept apart per `component` (a user id).
+    public func sensitiveComponent(_ component: String?) -> CachePolicy {
+        var policy = self
+        policy.sensitiveComponent = component
+        return policy
+    }
+
+    /// This policy with `fields` added to ``varyingHeaderFields``.
+    public func varying(on fields: [HTTPField.Name]) -> CachePolicy {
+        var policy = self
+        for field in fields where !policy.varyingHeaderFields.contains(field) { policy.varyingHeaderFields.append(field) }
+        return policy
     }
 }
 

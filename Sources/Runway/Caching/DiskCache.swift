@@ -15,7 +15,8 @@ public import RunwayStorage
 /// to open (the file busy or locked by another process sharing the container, a permission
 /// error) is thrown, and the file is left alone.
 @_spi(Benchmarks) public final class DiskCache: Sendable {
-    @_spi(Benchmarks) public struct Configuration: Sendable {
+    /// How much the tier keeps, and where a body is stored.
+    @_spi(Benchmarks) public struct Limits: Sendable {
         var sizeLimit: Int64
         var trimRatio: Double
         var inlineThreshold: Int
@@ -33,7 +34,7 @@ public import RunwayStorage
     private let container: Container
     private let migrator: DatabaseMigrator
     private let blobs: URL
-    private let configuration: Configuration
+    private let limits: Limits
     private let totalSize: Locked<Int64>
     /// The serial queue every disk access of ``ResponseCache`` and every trim runs on: SQLite and
     /// file I/O never occupy a thread of Swift's cooperative pool, and reads queued after writes
@@ -46,8 +47,8 @@ public import RunwayStorage
     private let logger: Logger
 
     /// Opens (or makes again) the cache database in `container`'s caches role.
-    @_spi(Benchmarks) public init(container: Container, configuration: Configuration, logger: Logger) throws {
-        self.configuration = configuration
+    @_spi(Benchmarks) public init(container: Container, limits: Limits, logger: Logger) throws {
+        self.limits = limits
         self.logger = logger
         self.container = container
         blobs = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches).deletingLastPathComponent()
@@ -204,7 +205,7 @@ public import RunwayStorage
     @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {
         let pool = self.pool
         let size = Int64(entry.body.count)
-        let inline = entry.body.count <= configuration.inlineThreshold
+        let inline = entry.body.count <= limits.inlineThreshold
         let file = inline ? nil : entry.key
         do {
             if let file {
@@ -232,7 +233,7 @@ public import RunwayStorage
                 total += size - previous.size
                 return total
             }
-            if total > configuration.sizeLimit { trimInBackground() }
+            if total > limits.sizeLimit { trimInBackground() }
         } catch {
             // Out of space or a failing disk: the cache simply does not keep this one.
             logger.notice("runway cache: disk write skipped", metadata: ["error": "\(error)"])
@@ -322,7 +323,7 @@ public import RunwayStorage
 
     /// Deletes least recently used entries until the total is within the trim target.
     func trim() {
-        let target = Int64(Double(configuration.sizeLimit) * configuration.trimRatio)
+        let target = Int64(Double(limits.sizeLimit) * limits.trimRatio)
         let accesses = takePendingAccess()
         do {
             let files = try pool.write { db -> [String] in

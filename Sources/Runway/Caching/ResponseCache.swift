@@ -19,8 +19,8 @@ public import RunwayStorage
 /// cache.removeEntries(sensitiveComponent: userID)
 /// ```
 public final class ResponseCache: Sendable {
-    /// Limits and thresholds.
-    public struct Configuration: Sendable {
+    /// How much each tier keeps, and where a body is stored.
+    public struct Limits: Sendable {
         /// Entries kept in memory at most.
         public var memoryCountLimit: Int
         /// Bytes kept in memory at most.
@@ -64,21 +64,21 @@ public final class ResponseCache: Sendable {
     ///
     /// - parameters:
     ///   - container: Where the disk tier lives; `nil` keeps a memory tier only.
-    ///   - configuration: Limits and thresholds.
+    ///   - limits: How much each tier keeps, and where a body is stored.
     ///   - now: The clock for ages and expiry; replace it in tests.
     ///   - logger: Where recoveries and unavailable features are reported.
     /// - throws: When the disk tier can be neither opened nor made again.
     public init(
-        container: Container? = nil, configuration: Configuration = Configuration(),
+        container: Container? = nil, limits: Limits = Limits(),
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "runway.cache")
     ) throws {
-        memory = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
+        memory = MemoryCache(countLimit: limits.memoryCountLimit, costLimit: limits.memoryCostLimit)
         disk = try container.map {
             try DiskCache(
                 container: $0,
-                configuration: .init(
-                    sizeLimit: configuration.diskSizeLimit, trimRatio: configuration.diskTrimRatio,
-                    inlineThreshold: configuration.inlineThreshold),
+                limits: .init(
+                    sizeLimit: limits.diskSizeLimit, trimRatio: limits.diskTrimRatio,
+                    inlineThreshold: limits.inlineThreshold),
                 logger: logger)
         }
         self.now = now
@@ -104,7 +104,7 @@ public final class ResponseCache: Sendable {
         removing({ memory.removeAll { $0.apiName == apiName } }, disk: { $0.removeAll(api: apiName) })
     }
 
-    /// Removes every entry stored under `component` (``API/cacheSensitiveComponent``): on logout.
+    /// Removes every entry stored under `component` (``CachePolicy/sensitiveComponent``): on logout.
     /// Loads in flight do not store their answers, so nothing of the old user comes back.
     public func removeEntries(sensitiveComponent component: String) {
         removing(
@@ -220,7 +220,7 @@ public final class ResponseCache: Sendable {
         let entry = CachedEntry(
             key: key.hash, status: response.status.code, headers: headers, body: response.body, json: response.json,
             storedAt: now, expiresAt: now.addingTimeInterval(policy.memoryLifetime.seconds), apiName: api.name,
-            sensitiveComponent: api.cacheSensitiveComponent, url: response.url?.absoluteString)
+            sensitiveComponent: policy.sensitiveComponent, url: response.url?.absoluteString)
         memory.store(entry)
         if policy.tiers == .memoryAndDisk, let disk {
             var onDisk = entry

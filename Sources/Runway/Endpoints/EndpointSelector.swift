@@ -7,8 +7,8 @@ import HTTPTypes
 /// Give it the host name and its candidate addresses (IPv4 and IPv6; more can come from a
 /// server list, see ``EndpointList``) and put it on the ``Service``. Each round measures every
 /// candidate — a few attempts each, with a short timeout, at most
-/// ``Configuration/maximumConcurrentProbes`` at a time (each TCP probe holds a thread while it
-/// waits) — and ranks the healthy ones. At most ``Configuration/maximumCandidates`` are kept,
+/// ``Probing/maximumConcurrentProbes`` at a time (each TCP probe holds a thread while it
+/// waits) — and ranks the healthy ones. At most ``Probing/maximumCandidates`` are kept,
 /// the configured ones first, however long a server list is. Until the first round ends,
 /// requests use DNS as usual: a probe never delays a request.
 ///
@@ -24,7 +24,7 @@ import HTTPTypes
 ///
 /// ```swift
 /// let selector = EndpointSelector(host: "api.example.com", port: 443, candidates: ["203.0.113.7", "2001:db8::7"])
-/// try engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"], endpoints: selector))
+/// try engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"], connection: .init(endpoints: selector)))
 /// ```
 public final class EndpointSelector: Sendable {
     /// How a candidate is measured.
@@ -37,8 +37,8 @@ public final class EndpointSelector: Sendable {
         case http(path: String)
     }
 
-    /// Probing settings.
-    public struct Configuration: Sendable {
+    /// How candidates are measured and how often.
+    public struct Probing: Sendable {
         /// How candidates are measured. Default ``Probe/tcpConnect``.
         public var probe: Probe = .tcpConnect
         /// Attempts per candidate and round; a candidate is healthy when more than half succeed,
@@ -96,8 +96,8 @@ public final class EndpointSelector: Sendable {
     public let port: Int
     /// The scheme of HTTP probes: `https` (the default) or `http`.
     public let scheme: String
-    /// Probing settings.
-    public let configuration: Configuration
+    /// How candidates are measured and how often.
+    public let probing: Probing
     /// The candidates given at creation, which a server list adds to.
     public let configuredCandidates: [String]
     private let state: Locked<State>
@@ -109,15 +109,15 @@ public final class EndpointSelector: Sendable {
     ///   - port: The port the service listens on (443 for HTTPS).
     ///   - candidates: Numeric IPv4 or IPv6 addresses of the host; anything else is ignored.
     ///   - scheme: The scheme of HTTP probes.
-    ///   - configuration: Probing settings.
+    ///   - probing: How candidates are measured and how often.
     public init(
-        host: String, port: Int, candidates: [String], scheme: String = "https", configuration: Configuration = Configuration()
+        host: String, port: Int, candidates: [String], scheme: String = "https", probing: Probing = Probing()
     ) {
         self.host = host.lowercased()
         self.port = port
         self.scheme = scheme
-        self.configuration = configuration
-        configuredCandidates = Self.validated(candidates, limit: configuration.maximumCandidates)
+        self.probing = probing
+        configuredCandidates = Self.validated(candidates, limit: probing.maximumCandidates)
         state = Locked(State(candidates: configuredCandidates))
     }
 
@@ -147,9 +147,9 @@ public final class EndpointSelector: Sendable {
     }
 
     /// Replaces the candidates (from a fresh server list); the next round measures them. At
-    /// most ``Configuration/maximumCandidates`` are kept, in the order given.
+    /// most ``Probing/maximumCandidates`` are kept, in the order given.
     public func setCandidates(_ addresses: [String]) {
-        let valid = Self.validated(addresses, limit: configuration.maximumCandidates)
+        let valid = Self.validated(addresses, limit: probing.maximumCandidates)
         state.withLock { state in
             state.candidates = valid
             state.ranking.removeAll { !valid.contains($0) }
@@ -172,7 +172,7 @@ public final class EndpointSelector: Sendable {
         }
     }
 
-    /// Measures every candidate, ``Configuration/maximumConcurrentProbes`` at a time, and
+    /// Measures every candidate, ``Probing/maximumConcurrentProbes`` at a time, and
     /// ranks the healthy ones by their median.
     ///
     /// - parameter transport: Sends the probes of ``Probe/http(path:)``; unused for TCP.
@@ -183,7 +183,7 @@ public final class EndpointSelector: Sendable {
             var waiting = candidates.makeIterator()
             var measured: [Measurement] = []
             // A sliding window: a new candidate starts as each one ends.
-            for _ in 0..<max(configuration.maximumConcurrentProbes, 1) {
+            for _ in 0..<max(probing.maximumConcurrentProbes, 1) {
                 guard let address = waiting.next() else { break }
                 group.addTask { [self] in Measurement(address: address, time: await measure(address, transport: transport)) }
             }
@@ -209,8 +209,8 @@ public final class EndpointSelector: Sendable {
         return measurements.sorted { ($0.time ?? .seconds(86_400)) < ($1.time ?? .seconds(86_400)) }
     }
 
-    /// Probes now, then every ``Configuration/interval`` and after each network change
-    /// (`changes` yields) once no further change has come for ``Configuration/settleTime``,
+    /// Probes now, then every ``Probing/interval`` and after each network change
+    /// (`changes` yields) once no further change has come for ``Probing/settleTime``,
     /// until ``stop()``. A second call while running does nothing.
     public func start(using transport: (any Transport)? = nil, changes: AsyncStream<Void>? = nil) {
         state.withLock { state in
@@ -225,10 +225,10 @@ public final class EndpointSelector: Sendable {
                 defer { listener?.cancel() }
                 while !Task.isCancelled {
                     await probe(using: transport)
-                    var changed = await bell.wait(timeout: configuration.interval, clock: configuration.clock)
+                    var changed = await bell.wait(timeout: probing.interval, clock: probing.clock)
                     // Still changing: wait until the path holds still.
                     while changed, !Task.isCancelled {
-                        changed = await bell.wait(timeout: configuration.settleTime, clock: configuration.clock)
+                        changed = await bell.wait(timeout: probing.settleTime, clock: probing.clock)
                     }
                 }
             }
@@ -248,7 +248,7 @@ public final class EndpointSelector: Sendable {
         running?.cancel()
     }
 
-    /// The most candidates measured at once so far: what ``Configuration/maximumConcurrentProbes``
+    /// The most candidates measured at once so far: what ``Probing/maximumConcurrentProbes``
     /// bounds (a TCP probe's attempts run one after another, each on one thread).
     var peakConcurrentProbes: Int { state.withLock { $0.peakMeasuring } }
 
@@ -259,7 +259,7 @@ public final class EndpointSelector: Sendable {
         }
         defer { state.withLock { $0.measuring -= 1 } }
         var times: [Duration] = []
-        let attempts = max(configuration.attempts, 1)
+        let attempts = max(probing.attempts, 1)
         for _ in 0..<attempts {
             if let time = await attempt(address, transport: transport) { times.append(time) }
         }
@@ -268,19 +268,19 @@ public final class EndpointSelector: Sendable {
     }
 
     private func attempt(_ address: String, transport: (any Transport)?) async -> Duration? {
-        switch configuration.probe {
+        switch probing.probe {
         case .tcpConnect:
-            return await TCPConnectProbe.connectTime(to: address, port: port, timeout: configuration.timeout)
+            return await TCPConnectProbe.connectTime(to: address, port: port, timeout: probing.timeout)
         case .http(let path):
             guard let transport, transport.supportsConnectAddress else { return nil }
             var request = TransportRequest(
                 head: HTTPRequest(
                     method: .get, scheme: scheme, authority: "\(host):\(port)", path: path),
-                body: nil, timeout: configuration.timeout, apiName: "EndpointProbe")
+                body: nil, timeout: probing.timeout, apiName: "EndpointProbe")
             request.connectAddress = address
             var status = 0
             do {
-                let elapsed = try await configuration.clock.measure {
+                let elapsed = try await probing.clock.measure {
                     status = try await transport.send(request).head.status.code
                 }
                 return status < 500 ? elapsed : nil

@@ -42,7 +42,7 @@ extension Engine {
         let service = registered.service
         let clock = ContinuousClock()
         let loadDeadline = api.totalTimeout.map { clock.now + $0 }
-        let authentication = api.authenticates ? service.authentication : nil
+        let authentication = api.authenticates ? service.credentials.authentication : nil
         var credential: CredentialLease?
         var renewals = 0
         var clockCorrections = 0
@@ -69,7 +69,7 @@ extension Engine {
                 if let authentication, credential == nil { credential = try await authentication.lease() }
                 if cancellation?.isCancelled == true { throw RunwayError.cancelled }
                 // A body that streams from files is hashed once, for the signer, not per attempt.
-                if service.signer != nil, bodyDigest == nil, let content = built.body, content.data == nil {
+                if service.credentials.signer != nil, bodyDigest == nil, let content = built.body, content.data == nil {
                     bodyDigest = try content.sha256Hex()
                 }
                 let exchanged = try await exchange(
@@ -82,7 +82,7 @@ extension Engine {
                 // authenticator's business: a second such refusal lands as the answer it is.
                 let refusedForClock =
                     exchanged.carriedCredential
-                    && service.signer?.correctsClock(after: exchanged.response.head, body: exchanged.response.body) == true
+                    && service.credentials.signer?.correctsClock(after: exchanged.response.head, body: exchanged.response.body) == true
                 if refusedForClock, clockCorrections == 0 {
                     clockCorrections += 1
                     continue
@@ -189,10 +189,10 @@ extension Engine {
                     credential.apply(&request.head)
                     credentialNames = CredentialRedaction.changedNames(from: before, to: request.head.headerFields)
                 }
-                if let jar = service.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
+                if let jar = service.credentials.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
                     request.head.headerFields[.cookie] = cookie
                 }
-                if let signer = service.signer {
+                if let signer = service.credentials.signer {
                     let inMemory = request.body?.data
                     do {
                         try signer.sign(
@@ -225,7 +225,7 @@ extension Engine {
                 }
                 // The chosen address failed: it is left until the next round, and the next fastest
                 // takes over — at once, for this very request, when nothing of it was sent.
-                if let address, let selector = service.endpoints, error.faultsAddress {
+                if let address, let selector = service.connection.endpoints, error.faultsAddress {
                     selector.reportFailure(of: address)
                     if error.leftNothingSent, failovers < selector.candidates.count,
                         let next = selector.address, next != address
@@ -237,7 +237,7 @@ extension Engine {
                 throw error
             }
             // Cookies are kept from the service's own origin only.
-            if withCredentials, let jar = service.cookies, let url = request.head.url {
+            if withCredentials, let jar = service.credentials.cookies, let url = request.head.url {
                 jar.store(response.head, for: url)
             }
             seen.status = response.head.status.code
@@ -248,7 +248,7 @@ extension Engine {
                 status: response.head.status.code, location: response.head.headerFields[.location],
                 request: request.head, hopsSoFar: hops, policy: api.redirectPolicy,
                 origin: RedirectStep.Origin(scheme: built.head.scheme, authority: built.head.authority),
-                allowsInsecureHTTP: service.allowsInsecureHTTP)
+                allowsInsecureHTTP: service.connection.allowsInsecureHTTP)
             switch step {
             case .land:
                 return Exchanged(
@@ -308,7 +308,7 @@ extension Engine {
     /// The address an endpoint selector chose for a request to `head`'s host (a service with a
     /// selector is registered only on a transport that can connect to it).
     func connectAddress(for head: HTTPRequest, service: Service) -> String? {
-        guard let selector = service.endpoints, selector.matches(authority: head.authority)
+        guard let selector = service.connection.endpoints, selector.matches(authority: head.authority)
         else { return nil }
         return selector.address
     }

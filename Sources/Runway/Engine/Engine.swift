@@ -74,14 +74,17 @@ public final class Engine: Sendable {
     ///
     /// A service with an ``EndpointSelector`` has its probing started here, over this engine's
     /// transport. A service's ``CookieJar`` is linked to its ``Authentication`` here, so that a
-    /// reset empties it. Its ``Service/pins`` apply from here on to every request to a pinned
-    /// host, from any service.
+    /// reset empties it. Its pins (``Service/Connection/pins``) apply from here on to every
+    /// request to a pinned host, from any service.
     ///
     /// - throws: ``RunwayError/invalidRequest(reason:)``, registering nothing, when the service
-    ///   asks for what this engine's transport cannot do — a pin scope outside
-    ///   ``Transport/pinScopes``, or an endpoint selector on a transport that cannot connect to
-    ///   a chosen address (``Transport/supportsConnectAddress``) — or pins a host differently
-    ///   from another registered service: never a service that silently gets less than it says.
+    ///   contradicts itself — its signer writes a field its credential uses, either writes a
+    ///   common header, a base URL reaches a pinned host over plain HTTP, or its endpoint
+    ///   selector is for a host no base URL names — or asks for what this engine's transport
+    ///   cannot do — a pin scope outside ``Transport/pinScopes``, or an endpoint selector on a
+    ///   transport that cannot connect to a chosen address (``Transport/supportsConnectAddress``)
+    ///   — or pins a host differently from another registered service: never a service that
+    ///   silently gets less than it says.
     public func register(_ service: Service) throws(RunwayError) {
         try ServiceRequirements.check(service, transport: transport)
         let registered = RegisteredService(service)
@@ -89,24 +92,24 @@ public final class Engine: Sendable {
         let conflict = services.withLock { services -> String? in
             var pins: [String: PublicKeyPins] = [:]
             for other in services.values where other.service.id != service.id {
-                for pin in other.service.pins { pins[pin.host] = pin }
+                for pin in other.service.connection.pins { pins[pin.host] = pin }
             }
-            for pin in service.pins {
+            for pin in service.connection.pins {
                 if let existing = pins[pin.host], existing != pin {
                     return "service \(service.id) pins \(pin.host) differently from another registered service or from itself"
                 }
                 pins[pin.host] = pin
             }
-            replaced = services[service.id]?.service.endpoints
+            replaced = services[service.id]?.service.connection.endpoints
             services[service.id] = registered
             pinsByHost.withLock { $0 = pins }
             return nil
         }
         if let conflict { throw .invalidRequest(reason: conflict) }
         // The selector of the registration this one replaces stops measuring.
-        if let replaced, replaced !== service.endpoints { replaced.stop() }
-        if let jar = service.cookies { service.authentication?.clearsOnReset(jar) }
-        if let selector = service.endpoints, selector.configuration.probesAutomatically {
+        if let replaced, replaced !== service.connection.endpoints { replaced.stop() }
+        if let jar = service.credentials.cookies { service.credentials.authentication?.clearsOnReset(jar) }
+        if let selector = service.connection.endpoints, selector.probing.probesAutomatically {
             selector.start(using: transport, changes: network.map { Self.returns(to: $0) })
         }
     }

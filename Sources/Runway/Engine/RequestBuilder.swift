@@ -99,7 +99,7 @@ enum RequestBuilder {
         else {
             throw .invalidRequest(reason: "base URL \"\(text)\" may hold only scheme, host, port and path")
         }
-        if scheme == "http", !service.allowsInsecureHTTP, !TransportSecurity.isLoopback(host: host) {
+        if scheme == "http", !service.connection.allowsInsecureHTTP, !TransportSecurity.isLoopback(host: host) {
             throw .insecureConnection(host: host)
         }
         let authority = components.port.map { "\(host):\($0)" } ?? host

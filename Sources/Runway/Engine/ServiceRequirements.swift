@@ -6,16 +6,18 @@ import HTTPTypes
 enum ServiceRequirements {
     /// Throws when `transport` cannot do what `service` asks.
     static func check(_ service: Service, transport: any Transport) throws(RunwayError) {
+        // What contradicts itself first: it is wrong on every transport.
+        try checkFieldOwners(service)
+        try checkConnection(service)
         let scopes = transport.pinScopes
-        for pin in service.pins where !scopes.contains(pin.scope) {
+        for pin in service.connection.pins where !scopes.contains(pin.scope) {
             let can = scopes.isEmpty
                 ? "it checks no pins on this platform"
                 : "it checks only \(scopes.map(\.description).sorted().joined(separator: " and "))"
             throw .invalidRequest(
                 reason: "service \(service.id) pins \(pin.host) on \(pin.scope), which its transport cannot check: \(can)")
         }
-        try checkFieldOwners(service)
-        if service.endpoints != nil, !transport.supportsConnectAddress {
+        if service.connection.endpoints != nil, !transport.supportsConnectAddress {
             throw .invalidRequest(
                 reason: "service \(service.id) has an endpoint selector, but its transport cannot connect to a chosen address (it always resolves the host by DNS)")
         }
@@ -24,12 +26,12 @@ enum ServiceRequirements {
     /// Throws when two parts of `service` write the same header field: the signer after the
     /// credential, or either over a common header — the later one would silently win.
     static func checkFieldOwners(_ service: Service) throws(RunwayError) {
-        let signed = service.signer?.writtenFields ?? []
-        let credential = service.authentication?.credentialFields ?? []
+        let signed = service.credentials.signer?.writtenFields ?? []
+        let credential = service.credentials.authentication?.credentialFields ?? []
         func names(_ fields: Set<HTTPField.Name>) -> String {
             fields.map(\.rawName).sorted().joined(separator: ", ")
         }
-        if let signer = service.signer, !signed.isDisjoint(with: credential) {
+        if let signer = service.credentials.signer, !signed.isDisjoint(with: credential) {
             throw .invalidRequest(
                 reason: "service \(service.id): its signer (\(type(of: signer))) writes \(names(signed.intersection(credential))), where its authentication puts the credential; the signature would overwrite it — send the credential in another field (Authenticator.credentialFields) or sign with a signer that leaves it")
         }
@@ -37,6 +39,30 @@ enum ServiceRequirements {
         for (owner, fields) in [("signer", signed), ("authentication", credential)] where !common.isDisjoint(with: fields) {
             throw .invalidRequest(
                 reason: "service \(service.id): its common headers set \(names(common.intersection(fields))), which its \(owner) writes on every request")
+        }
+    }
+
+    /// Throws when the service's connection settings contradict its base URLs: a pinned host
+    /// reached over plain HTTP (pins are checked on TLS connections, so such a request would go
+    /// unpinned), or an endpoint selector for a host no base URL names (it would never be used).
+    static func checkConnection(_ service: Service) throws(RunwayError) {
+        let hosts = service.baseURLs.sorted { $0.key.rawValue < $1.key.rawValue }.compactMap { environment, base in
+            URLComponents(string: base).flatMap { parts in
+                parts.host.map { host in
+                    let name = host.lowercased()
+                    let bare = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+                    return (environment, parts.scheme?.lowercased(), bare)
+                }
+            }
+        }
+        let pinned = Set(service.connection.pins.map(\.host))
+        for (environment, scheme, host) in hosts where scheme == "http" && pinned.contains(host) {
+            throw .invalidRequest(
+                reason: "service \(service.id) pins \(host), but its \(environment.rawValue) base URL reaches it over plain HTTP, where no pin is checked")
+        }
+        if let selector = service.connection.endpoints, !hosts.contains(where: { $0.2 == selector.host }) {
+            throw .invalidRequest(
+                reason: "service \(service.id) has an endpoint selector for \(selector.host), which none of its base URLs names: it would never choose an address")
         }
     }
 }

@@ -13,7 +13,7 @@ public import HTTPTypes
 /// nothing an adapter did to one attempt carries over to the next.
 ///
 /// The response cache is looked up before adapters run: what they add is not part of a cache
-/// key (name a header that changes the answer in ``API/cacheVaryingHeaderFields``).
+/// key (name a header that changes the answer in ``CachePolicy/varyingHeaderFields``).
 ///
 /// ```swift
 /// struct TraceID: RequestAdapter {

@@ -35,8 +35,9 @@ public import RunwayStorage
 /// try await log.flush()
 /// ```
 public final class OperationLog: Sendable {
-    /// Limits and timings.
-    public struct Configuration: Sendable {
+    /// What the log keeps and how it uploads: batch sizes and ages, back-off, capacity and the
+    /// queue's file.
+    public struct Policy: Sendable {
         /// The path of the collector's batch route on the service. Default `/oplog/batches`.
         public var path: String = "/oplog/batches"
         /// The most events one upload carries. Default 30.
@@ -138,8 +139,8 @@ public final class OperationLog: Sendable {
         var sendThrough: Int64 = 0
     }
 
-    /// The configuration in use.
-    public let configuration: Configuration
+    /// The policy in use.
+    public let policy: Policy
     private let engine: Engine
     private let service: ServiceID
     private let logger: Logger
@@ -160,32 +161,32 @@ public final class OperationLog: Sendable {
     ///   - engine: Sends the uploads; `service` must be registered with it.
     ///   - service: The collector's service.
     ///   - container: Where the queue lives (application support, excluded from backups).
-    ///   - configuration: Limits and timings.
+    ///   - policy: Batch sizes and ages, back-off, capacity and the queue's file.
     ///   - logger: Receives a line for a damaged queue, dropped events and failed uploads.
     ///   - onUpload: Called after each upload, off the main actor.
     /// - throws: ``OperationLogError/storage(reason:)`` when the queue cannot be opened or made.
     public convenience init(
-        engine: Engine, service: ServiceID, container: Container, configuration: Configuration = Configuration(),
+        engine: Engine, service: ServiceID, container: Container, policy: Policy = Policy(),
         logger: Logger = Logger(label: "runway.oplog"), onUpload: (@Sendable (UploadReport) -> Void)? = nil
     ) throws(OperationLogError) {
         try self.init(
-            engine: engine, service: service, container: container, configuration: configuration, logger: logger,
+            engine: engine, service: service, container: container, policy: policy, logger: logger,
             wallClock: { Date() }, onUpload: onUpload)
     }
 
     /// As the public initialiser, with the wall clock given (tests move it).
     init(
-        engine: Engine, service: ServiceID, container: Container, configuration: Configuration,
+        engine: Engine, service: ServiceID, container: Container, policy: Policy,
         logger: Logger, wallClock: @escaping @Sendable () -> Date, onUpload: (@Sendable (UploadReport) -> Void)?
     ) throws(OperationLogError) {
         self.wallClock = wallClock
         self.engine = engine
         self.service = service
-        self.configuration = configuration
+        self.policy = policy
         self.logger = logger
         self.onUpload = onUpload
         queue = try OperationLogQueue(
-            container: container, name: configuration.databaseName, capacity: max(configuration.capacity, 1),
+            container: container, name: policy.databaseName, capacity: max(policy.capacity, 1),
             logger: logger)
         // Read now, before this run records anything: everything up to here is a leftover.
         let leftovers: Int64
@@ -367,8 +368,8 @@ public final class OperationLog: Sendable {
             throw .unencodablePayload(reason: error.reason)
         }
         let size = encoded.count + name.utf8.count
-        guard size <= configuration.maximumEventSize else {
-            throw .eventTooLarge(size: size, limit: configuration.maximumEventSize)
+        guard size <= policy.maximumEventSize else {
+            throw .eventTooLarge(size: size, limit: policy.maximumEventSize)
         }
         return OperationEvent(
             id: UUID().uuidString.lowercased(), name: name,
@@ -416,7 +417,7 @@ public final class OperationLog: Sendable {
                     if dropped > 0 {
                         logger.warning(
                             "operation log full: dropped the oldest unsent events",
-                            metadata: ["dropped": "\(dropped)", "capacity": "\(configuration.capacity)"])
+                            metadata: ["dropped": "\(dropped)", "capacity": "\(policy.capacity)"])
                     }
                 }
                 retryDelay = nil
@@ -470,7 +471,7 @@ public final class OperationLog: Sendable {
 
     private func runUploader(notBefore storedNotBefore: Int64?) async {
         var uploader = UploaderState(
-            notBefore: storedNotBefore, sizeLimit: max(configuration.backlogBatchSize, configuration.batchSize, 1))
+            notBefore: storedNotBefore, sizeLimit: max(policy.backlogBatchSize, policy.batchSize, 1))
         while !Task.isCancelled {
             for completion in completions.withLock({ completions in
                 defer { completions = [] }
@@ -485,7 +486,7 @@ public final class OperationLog: Sendable {
             } catch {
                 if Task.isCancelled { break }
                 logger.error("operation log could not read its queue", metadata: ["error": "\(error)"])
-                await uploaderBell.wait(timeout: configuration.baseBackoff)
+                await uploaderBell.wait(timeout: policy.baseBackoff)
                 continue
             }
             resolveFlushes(lowestQueued: queued.lowestSequence)
@@ -502,13 +503,13 @@ public final class OperationLog: Sendable {
                 continue
             }
             let sendThrough = state.withLock { $0.sendThrough }
-            let ageLimit = Self.milliseconds(configuration.maximumAge)
+            let ageLimit = Self.milliseconds(policy.maximumAge)
             let forced = queued.pending > 0 && (queued.lowestSequence ?? .max) <= sendThrough
             let aged = queued.oldestQueued.map { now - $0 >= ageLimit } ?? false
             let waitingBatch = queued.claimedBatches.contains { uploader.running[$0] == nil }
-            var due = waitingBatch || queued.pending >= configuration.batchSize || forced || aged
+            var due = waitingBatch || queued.pending >= policy.batchSize || forced || aged
             var wakeAt = queued.oldestQueued.map { $0 + ageLimit }
-            if due, !forced, path?.isExpensive == true, let deferral = configuration.deferOnExpensivePath,
+            if due, !forced, path?.isExpensive == true, let deferral = policy.deferOnExpensivePath,
                 let oldest = queued.lowestQueuedAt ?? queued.oldestQueued,
                 now - oldest < Self.milliseconds(deferral)
             {
@@ -519,9 +520,9 @@ public final class OperationLog: Sendable {
             // A backlog goes in larger batches, several at once: fewer round trips, and the
             // client's work overlaps the collector's. Unless something is due by age or asked
             // for, only whole batches of batchSize go.
-            let batchSize = max(configuration.batchSize, 1)
+            let batchSize = max(policy.batchSize, 1)
             let backlog = queued.pending - batchSize > batchSize  // more than two batches, without overflow
-            let concurrent = backlog ? max(configuration.maximumConcurrentUploads, 1) : 1
+            let concurrent = backlog ? max(policy.maximumConcurrentUploads, 1) : 1
             guard due, uploader.running.count < concurrent else {
                 let wait = due ? nil : wakeAt.map { Duration.milliseconds(max($0 - now, 1)) }
                 await uploaderBell.wait(timeout: wait)
@@ -530,17 +531,17 @@ public final class OperationLog: Sendable {
             var limit = batchSize
             if backlog {
                 let whole = forced || aged ? queued.pending : queued.pending / batchSize * batchSize
-                limit = max(min(configuration.backlogBatchSize, whole), batchSize)
+                limit = max(min(policy.backlogBatchSize, whole), batchSize)
             }
             limit = min(limit, uploader.sizeLimit)
             let batch: OperationLogQueue.Batch?
             do {
                 batch = try await queue.claim(
-                    limit: limit, byteBudget: configuration.maximumBatchBytes, excluding: Set(uploader.running.keys))
+                    limit: limit, byteBudget: policy.maximumBatchBytes, excluding: Set(uploader.running.keys))
             } catch {
                 if Task.isCancelled { break }
                 logger.error("operation log could not claim a batch", metadata: ["error": "\(error)"])
-                await uploaderBell.wait(timeout: configuration.baseBackoff)
+                await uploaderBell.wait(timeout: policy.baseBackoff)
                 continue
             }
             guard let batch else {
@@ -565,7 +566,7 @@ public final class OperationLog: Sendable {
         do {
             switch completion.answer {
             case .stored(let refused):
-                let ceiling = max(configuration.backlogBatchSize, configuration.batchSize, 1)
+                let ceiling = max(policy.backlogBatchSize, policy.batchSize, 1)
                 uploader.sizeLimit = uploader.sizeLimit > ceiling / 2 ? ceiling : uploader.sizeLimit * 2
                 // A wait still to come was asked for by an answer to another upload in flight: it stays.
                 if let notBefore = uploader.notBefore, notBefore <= BootClock.nowMilliseconds() {
@@ -595,7 +596,7 @@ public final class OperationLog: Sendable {
             case .failed(let failure, let retryAfter):
                 let attempts = try await queue.recordFailure(batch.key)
                 var reported = report
-                if attempts >= max(configuration.maximumAttempts, 1) {
+                if attempts >= max(policy.maximumAttempts, 1) {
                     logger.error(
                         "operation log: a batch failed too often; its events are dropped",
                         metadata: ["events": "\(batch.events.count)", "attempts": "\(attempts)", "error": "\(failure)"])
@@ -633,8 +634,8 @@ public final class OperationLog: Sendable {
         }
         report.bodyBytes = body.count
         let api = OperationLogUploadAPI(
-            service: service, path: configuration.path, batchKey: batch.key, timeout: configuration.timeout,
-            retryPolicy: configuration.retryPolicy)
+            service: service, path: policy.path, batchKey: batch.key, timeout: policy.timeout,
+            retryPolicy: policy.retryPolicy)
         let (result, retryAfter) = await engine.perform(
             api, params: [:], body: .data(body, contentType: "application/json"), loadID: nil, ignoringCache: true,
             hooks: TransferHooks())
@@ -678,7 +679,7 @@ public final class OperationLog: Sendable {
     /// longer.
     private func backoff(afterFailures failures: Int, retryAfter: Duration?) -> Duration {
         let exponent = min(max(failures - 1, 0), 30)
-        let doubled = min(configuration.baseBackoff * (1 << exponent), configuration.maximumBackoff)
+        let doubled = min(policy.baseBackoff * (1 << exponent), policy.maximumBackoff)
         let jittered = doubled / 2 + doubled / 2 * Double.random(in: 0...1)
         guard let retryAfter else { return jittered }
         return max(jittered, min(retryAfter, .seconds(86_400)))

@@ -53,7 +53,7 @@ final class OperationLogQueue: Sendable {
     enum Loss: String {
         /// The collector refused its events for good.
         case refused
-        /// It failed ``OperationLog/Configuration/maximumAttempts`` times.
+        /// It failed ``OperationLog/Policy/maximumAttempts`` times.
         case abandoned
     }
 

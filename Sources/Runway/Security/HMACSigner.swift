@@ -17,7 +17,7 @@ public import HTTPTypes
 ///
 /// ```swift
 /// let signer = HMACSigner(keyID: "ios-app-2026", secret: SymmetricKey(data: secretBytes))
-/// try Engine.shared.register(Service(id: .listings, baseURLs: …, signer: signer))
+/// try Engine.shared.register(Service(id: .listings, baseURLs: …, credentials: .init(signer: signer)))
 /// ```
 public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The id the server looks the key up by.

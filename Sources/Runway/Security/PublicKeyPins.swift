@@ -5,7 +5,7 @@ import Foundation
 /// (the form HPKP and `openssl … | openssl dgst -sha256 -binary | base64` produce), and which
 /// certificates of the connection they are checked against.
 ///
-/// Pins belong to a ``Service`` (``Service/pins``): every request to the pinned host — the
+/// Pins belong to a ``Service`` (``Service/Connection/pins``): every request to the pinned host — the
 /// service's own, or another's redirected there — is checked on each new TLS connection,
 /// after the system's usual chain validation. Pin the key in use and at least one backup key kept
 /// offline, so a key rotation does not lock the app out. A connection whose certificates match

@@ -1,5 +1,5 @@
 /// Runway's plain-HTTP rule, the App Transport Security idea: HTTPS everywhere, except loopback
-/// (development servers, tests) and services that opt in with ``Service/allowsInsecureHTTP``.
+/// (development servers, tests) and services that opt in with ``Service/Connection/allowsInsecureHTTP``.
 enum TransportSecurity {
     /// Whether `host` names this machine: `localhost`, `127.0.0.0/8` or `::1`.
     static func isLoopback(host: String) -> Bool {

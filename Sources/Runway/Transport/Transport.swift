@@ -79,7 +79,7 @@ public struct TransportRequest: Sendable {
     /// when the calling task is; a transport that says ``Transport/honoursCancellation`` stops
     /// the exchange when it fires. `nil` when the request was not made by an engine.
     public var cancellation: LoadCancellation?
-    /// The pins of the request's host (a registered service's ``Service/pins``): a new
+    /// The pins of the request's host (a registered service's ``Service/Connection/pins``): a new
     /// connection for this request must satisfy them, or the request fails with
     /// ``RunwayError/pinningFailed(host:)``. A transport that cannot check their
     /// ``PublicKeyPins/scope`` (see ``Transport/pinScopes``) fails the request instead of

@@ -61,7 +61,7 @@ enum CacheBench {
             var logger = Logger(label: "bench")
             logger.logLevel = .error
             let disk = try DiskCache(
-                container: container, configuration: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: 20 << 10),
+                container: container, limits: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: 20 << 10),
                 logger: logger)
             let values = (0..<count).map { entry(String(format: "%064x", $0), bytes: bytes) }
             let now = Date()
@@ -103,7 +103,7 @@ enum CacheBench {
                 var logger = Logger(label: "bench")
                 logger.logLevel = .error
                 let disk = try DiskCache(
-                    container: container, configuration: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: inlineThreshold),
+                    container: container, limits: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: inlineThreshold),
                     logger: logger)
                 let values = (0..<max(20, min(300, (32 << 20) / bytes))).map { entry(String(format: "%064x", $0), bytes: bytes) }
                 let now = Date()

@@ -51,8 +51,9 @@ enum NonceBench {
         let engine = Engine(transport: nio, logger: logger)
         try engine.register(
             Service(
-                id: "signed", baseURLs: [.release: child.baseURL],
-                signer: HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret)))
+                id: "signed",
+                baseURLs: [.release: child.baseURL],
+                credentials: .init(signer: HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret))))
         let api = SignedEchoAPI()
         _ = try await engine.perform(api, params: [:]).get()
         let (clientCPU, serverCPU) = (OplogBench.processCPUSeconds(), OplogBench.processCPUSeconds(child.process.processIdentifier))

@@ -24,11 +24,11 @@ enum OplogBench {
         // 1. The wire: 1,000 events in batches, against one uncompressed POST per event. Bytes
         // are what the server process read (/proc/PID/io rchar), so request heads count too.
         let (reportStream, reportSink) = AsyncStream<OperationLog.UploadReport>.makeStream()
-        var configuration = OperationLog.Configuration()
-        configuration.maximumAge = .seconds(3600)
+        var policy = OperationLog.Policy()
+        policy.maximumAge = .seconds(3600)
         let log = try OperationLog(
             engine: engine, service: "oplog", container: Container(root: folder.appendingPathComponent("wire")),
-            configuration: configuration, logger: logger, onUpload: { reportSink.yield($0) })
+            policy: policy, logger: logger, onUpload: { reportSink.yield($0) })
         let before = serverBytesRead(child)
         for index in 0..<events {
             try log.record("listing.opened", payload: ["listing": .int(index), "source": "feed", "position": .int(index % 20)])
@@ -53,13 +53,13 @@ enum OplogBench {
                 + String(format: "%.1f %%", Double(batchedBytes) / Double(max(singleBytes, 1)) * 100) + " (goal ≤ 15 %)")
 
         // 2. record on the caller's thread, and the writer's commit rate.
-        var recordConfiguration = OperationLog.Configuration()
-        recordConfiguration.maximumAge = .seconds(3600)
-        recordConfiguration.batchSize = 1_000_000
-        recordConfiguration.capacity = 1_000_000
+        var recordPolicy = OperationLog.Policy()
+        recordPolicy.maximumAge = .seconds(3600)
+        recordPolicy.batchSize = 1_000_000
+        recordPolicy.capacity = 1_000_000
         let quiet = try OperationLog(
             engine: engine, service: "none", container: Container(root: folder.appendingPathComponent("record")),
-            configuration: recordConfiguration, logger: logger)
+            policy: recordPolicy, logger: logger)
         let count = 20_000
         var costs: [Duration] = []
         costs.reserveCapacity(count)
@@ -119,33 +119,33 @@ enum OplogBench {
         let engine = Engine(transport: nio, logger: logger)
         try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL]))
         var rates: [(String, Double, Int, Double, Double)] = []
-        let defaults = OperationLog.Configuration()
+        let defaults = OperationLog.Policy()
         let ways = [
             ("one batch of 30 at a time", 30, 1),
             ("backlog batches", defaults.backlogBatchSize, defaults.maximumConcurrentUploads),
         ]
         for (label, backlogBatchSize, concurrent) in ways {
             let container = Container(root: folder.appendingPathComponent("drain-\(store)-\(backlogBatchSize)"))
-            var holding = OperationLog.Configuration()
+            var holding = OperationLog.Policy()
             holding.batchSize = .max / 4
             holding.capacity = events
             let queueing = try OperationLog(
-                engine: engine, service: "oplog", container: container, configuration: holding, logger: logger)
+                engine: engine, service: "oplog", container: container, policy: holding, logger: logger)
             for index in 0..<events {
                 try queueing.record("listing.opened", payload: ["listing": .int(index), "source": "feed", "position": .int(index % 20)])
             }
             _ = try await queueing.status()
             await queueing.close()
-            var configuration = OperationLog.Configuration()
-            configuration.backlogBatchSize = backlogBatchSize
-            configuration.maximumConcurrentUploads = concurrent
-            configuration.capacity = events
+            var policy = OperationLog.Policy()
+            policy.backlogBatchSize = backlogBatchSize
+            policy.maximumConcurrentUploads = concurrent
+            policy.capacity = events
             let uploads = NIOLockedValueBox(0)
             let clock = ContinuousClock()
             let (clientCPU, serverCPU) = (processCPUSeconds(), processCPUSeconds(server.process.processIdentifier))
             let started = clock.now
             let draining = try OperationLog(
-                engine: engine, service: "oplog", container: container, configuration: configuration, logger: logger,
+                engine: engine, service: "oplog", container: container, policy: policy, logger: logger,
                 onUpload: { _ in uploads.withLockedValue { $0 += 1 } })
             try await draining.flush()
             let elapsed = clock.now - started

@@ -41,7 +41,7 @@ final class DemoContext {
         cache = try ResponseCache(container: container)
         engine = Engine(transport: wire, cache: cache, logger: logger, metrics: EngineMetrics(factory: metrics))
         try engine.register(listingService(baseURL: baseURL, signer: signer))
-        try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
+        try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], credentials: .init(signer: signer)))
     }
 
     /// The server's port.
@@ -52,7 +52,7 @@ final class DemoContext {
     func makeEngine(cache: ResponseCache?, network: NetworkMonitor? = nil) throws -> Engine {
         let engine = Engine(
             transport: wire, cache: cache, logger: logger, network: network, metrics: EngineMetrics(factory: metrics))
-        try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], signer: signer))
+        try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], credentials: .init(signer: signer)))
         return engine
     }
 }

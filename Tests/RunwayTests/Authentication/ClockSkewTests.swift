@@ -41,8 +41,10 @@ struct ClockSkewTests {
         let authenticator = CountingAuthenticator(field: credentialField)
         try engine.register(
             Service(
-                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer,
-                authentication: Authentication(authenticator)))
+                id: .test,
+                environment: .develop,
+                baseURLs: [.develop: server.baseURL],
+                credentials: .init(authentication: Authentication(authenticator), signer: signer)))
         try await withCleanup({
             try? await nio?.shutdown()
             await server.stop()

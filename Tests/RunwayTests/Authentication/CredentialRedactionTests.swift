@@ -27,9 +27,11 @@ struct CredentialRedactionTests {
             common[.cookie] = "session=cookie-secret"
             try harness.engine.register(
                 Service(
-                    id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], commonHeaders: common,
-                    signer: HMACSigner(keyID: "app-2026", secret: SymmetricKey(size: .bits256)),
-                    authentication: Authentication(KeyAndTokenAuthenticator())))
+                    id: .test,
+                    environment: .develop,
+                    baseURLs: [.develop: harness.server.baseURL],
+                    commonHeaders: common,
+                    credentials: .init(authentication: Authentication(KeyAndTokenAuthenticator()), signer: HMACSigner(keyID: "app-2026", secret: SymmetricKey(size: .bits256)))))
             let response = try await harness.engine.perform(TestAPI(path: "/echo/who")).get()
 
             // The server received them all…

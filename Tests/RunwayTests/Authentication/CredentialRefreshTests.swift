@@ -62,8 +62,10 @@ struct CredentialRefreshTests {
         let authentication = Authentication(authenticator)
         try harness.engine.register(
             Service(
-                id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], signer: signer,
-                authentication: authentication))
+                id: .test,
+                environment: .develop,
+                baseURLs: [.develop: harness.server.baseURL],
+                credentials: .init(authentication: authentication, signer: signer)))
         return authentication
     }
 

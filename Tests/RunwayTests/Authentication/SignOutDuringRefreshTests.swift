@@ -42,8 +42,10 @@ struct SignOutDuringRefreshTests {
                 HeldRefreshAuthenticator(keychain: keychain, refreshes: refreshes, started: startedSink, release: release))
             try harness.engine.register(
                 Service(
-                    id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], signer: signer,
-                    authentication: authentication))
+                    id: .test,
+                    environment: .develop,
+                    baseURLs: [.develop: harness.server.baseURL],
+                    credentials: .init(authentication: authentication, signer: signer)))
 
             // User A's load meets the expiry, and its refresh starts (held open).
             let engine = harness.engine
@@ -102,8 +104,10 @@ struct SignOutDuringRefreshTests {
             }
             try engine.register(
                 Service(
-                    id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], signer: signer,
-                    authentication: authentication))
+                    id: .test,
+                    environment: .develop,
+                    baseURLs: [.develop: harness.server.baseURL],
+                    credentials: .init(authentication: authentication, signer: signer)))
             let result = try await engine.perform(TestAPI(path: "/auth/me")).get()
             #expect(result.json?["data"]?["token"]?.stringValue == tokenB)
             #expect(refreshes.value == 0, "nothing is refreshed: the store holds a good credential")

@@ -43,11 +43,11 @@ struct CachePrivacyTests {
             headers[.authorization] = "Bearer a"
             try register(harness, headers: headers)
             var api = cachedAPI()
-            api.cacheSensitiveComponent = "user-a"
+            api.cachePolicy.sensitiveComponent = "user-a"
             _ = try await harness.engine.perform(api, params: [:]).get()
             let hit = try await harness.engine.perform(api, params: [:]).get()
             #expect(hit.origin != .network)
-            api.cacheSensitiveComponent = "user-b"
+            api.cachePolicy.sensitiveComponent = "user-b"
             let other = try await harness.engine.perform(api, params: [:]).get()
             #expect(other.origin == .network)
             #expect(harness.probe.count("/echo") == 2)
@@ -61,7 +61,7 @@ struct CachePrivacyTests {
             headers[.acceptLanguage] = "en"
             try register(harness, headers: headers)
             var api = cachedAPI()
-            api.cacheVaryingHeaderFields = [HTTPField.Name("X-Currency")!]
+            api.cachePolicy.varyingHeaderFields = [HTTPField.Name("X-Currency")!]
             api.headers[HTTPField.Name("X-Currency")!] = "CNY"
             _ = try await harness.engine.perform(api, params: [:]).get()
             #expect(try await harness.engine.perform(api, params: [:]).get().origin != .network)
@@ -83,7 +83,7 @@ struct CachePrivacyTests {
     func removalGeneration() async throws {
         try await withHarness(cache: try ResponseCache()) { harness in
             var api = cachedAPI("/faults/gate/logout")
-            api.cacheSensitiveComponent = "user-a"
+            api.cachePolicy.sensitiveComponent = "user-a"
             let cache = try #require(harness.engine.cache)
             let engine = harness.engine
             let inFlight = Task { await engine.perform(api, params: [:]) }

@@ -32,11 +32,11 @@ struct ResponseCacheTests {
         clock = TestBox(Date(timeIntervalSince1970: 1_800_000_000))
     }
 
-    func makeCache(_ configuration: ResponseCache.Configuration = .init(), container: Bool = true) throws -> ResponseCache {
+    func makeCache(_ limits: ResponseCache.Limits = .init(), container: Bool = true) throws -> ResponseCache {
         let clock = self.clock
         let log = self.log
         return try ResponseCache(
-            container: container ? root.container : nil, configuration: configuration, now: { clock.value },
+            container: container ? root.container : nil, limits: limits, now: { clock.value },
             logger: Logger(label: "test") { _ in log })
     }
 
@@ -165,7 +165,7 @@ struct ResponseCacheTests {
         let cache = try makeCache()
         try await withHarness(cache: cache) { harness in
             var api = cachedAPI()
-            api.cacheIgnoredParams = ["ts"]
+            api.cachePolicy.ignoredParams = ["ts"]
             let manager = APIManager(api, engine: harness.engine)
             var forward: Parameters = [:]
             var backward: Parameters = [:]
@@ -175,13 +175,13 @@ struct ResponseCacheTests {
             #expect(try await manager.load(with: backward.merging(["ts": 2]) { $1 }).origin.isCached)
             #expect(harness.probe.count("/echo") == 1)
 
-            manager.api.cacheVersion = 2
+            manager.api.cachePolicy.version = 2
             #expect(try await manager.load(with: forward).origin == .network)
-            manager.api.cacheSensitiveComponent = "user-1"
+            manager.api.cachePolicy.sensitiveComponent = "user-1"
             #expect(try await manager.load(with: forward).origin == .network)
-            manager.api.cacheSensitiveComponent = "user-2"
+            manager.api.cachePolicy.sensitiveComponent = "user-2"
             #expect(try await manager.load(with: forward).origin == .network)
-            manager.api.cacheSensitiveComponent = "user-1"
+            manager.api.cachePolicy.sensitiveComponent = "user-1"
             #expect(try await manager.load(with: forward).origin.isCached)
             #expect(harness.probe.count("/echo") == 4)
         }
@@ -219,7 +219,7 @@ struct ResponseCacheTests {
         try await withHarness(cache: cache) { harness in
             var mine = cachedAPI(path: "/echo/mine")
             mine.name = "Mine"
-            mine.cacheSensitiveComponent = "user-1"
+            mine.cachePolicy.sensitiveComponent = "user-1"
             var theirs = cachedAPI(path: "/echo/theirs")
             theirs.name = "Theirs"
             let a = APIManager(mine, engine: harness.engine)

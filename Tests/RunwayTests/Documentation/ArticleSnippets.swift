@@ -34,8 +34,8 @@ enum ArticleSnippets {
                 environment: .develop,
                 baseURLs: [.develop: developURL, .release: "https://listings.example.com"],
                 commonParams: ["client": "ios"],
-                signer: HMACSigner(keyID: "app-2026", secret: secret),
-                convention: .codeEnvelope()))
+                convention: .codeEnvelope(),
+                credentials: .init(signer: HMACSigner(keyID: "app-2026", secret: secret))))
         // end-snippet
     }
 
@@ -76,7 +76,8 @@ enum ArticleSnippets {
             primary: "Z9p8FJv4+QvZG2LGj6ZhpeD7QF0pp3C5yj+Tl1xWJUg=",
             backups: ["q2A0pl3cRy8ce6ni2LSOD2GIj0N+nRRBF6KcgfOIPxo="])
         let listings = Service(
-            id: .listings, baseURLs: [.release: "https://listings.example.com"], signer: signer, pins: [pins])
+            id: .listings, baseURLs: [.release: "https://listings.example.com"],
+            credentials: .init(signer: signer), connection: .init(pins: [pins]))
         // end-snippet
         // snippet: Signing-server
         let verifier = SignatureVerifier<BasicRequestContext>(keys: ["app-2026": [secret]])
@@ -130,8 +131,8 @@ enum ArticleSnippets {
         let selector = EndpointSelector(host: "api.runway.test", port: port, candidates: ["127.0.0.1", "::1"], scheme: "http")
         try engine.register(
             Service(
-                id: "edge", baseURLs: [.release: "http://api.runway.test:\(port)"], allowsInsecureHTTP: true,
-                endpoints: selector))
+                id: "edge", baseURLs: [.release: "http://api.runway.test:\(port)"],
+                connection: .init(allowsInsecureHTTP: true, endpoints: selector)))
         // end-snippet
         return selector
     }
@@ -207,8 +208,7 @@ struct CityGuideAPI: API {
     var method: HTTPRequest.Method { .get }
     var cachePolicy: CachePolicy {
         .memoryAndDisk(memoryLifetime: .seconds(300), diskLifetime: .seconds(86_400), staleIfOffline: true)
+            .ignoringParams(["ts"])  // a timestamp does not change the answer: not in the key
     }
-    // A timestamp param does not change the answer: leave it out of the cache key.
-    var cacheIgnoredParams: Set<String> { ["ts"] }
 }
 // end-snippet

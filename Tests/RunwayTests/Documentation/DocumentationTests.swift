@@ -93,10 +93,10 @@ struct DocumentationTests {
     func signing() async throws {
         let secret = SymmetricKey(size: .bits256)
         let (signer, listings, verifier) = ArticleSnippets.signingParts(secret: secret)
-        #expect(listings.pins.first?.scope == .leaf)
+        #expect(listings.connection.pins.first?.scope == .leaf)
         let server = try await DemoServer.start(signatureVerifier: verifier)
         let engine = Engine(transport: URLSessionTransport())
-        try engine.register(Service(id: "signed", baseURLs: [.release: server.baseURL], signer: signer))
+        try engine.register(Service(id: "signed", baseURLs: [.release: server.baseURL], credentials: .init(signer: signer)))
         var api = TestAPI(path: "/signed/echo/check")
         api.service = "signed"
         let result = await engine.perform(api)

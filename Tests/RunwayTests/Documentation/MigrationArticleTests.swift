@@ -129,7 +129,7 @@ struct MigrationArticleTests {
         let server = try await DemoServer.start(tls: identity.tls)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -143,7 +143,7 @@ struct MigrationArticleTests {
             try MigrationSnippets.pinnedHouses(engine: pinned, baseURL: server.baseURL, primary: identity.spkiPin)
             #expect(try await pinned.perform(HealthAPI()).get().status == .ok)
 
-            let otherTransport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+            let otherTransport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
             let other = Engine(transport: otherTransport)
             try MigrationSnippets.pinnedHouses(
                 engine: other, baseURL: server.baseURL, primary: PublicKeyPins.pin(ofSPKI: Array("another key".utf8)))

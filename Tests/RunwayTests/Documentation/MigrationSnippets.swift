@@ -36,7 +36,7 @@ struct HouseErrors: ServiceErrorHandler {
 func registerHouses(engine: Engine, baseURL: String, language: @escaping @Sendable () -> String) throws {
     var houses = Service(
         id: .houses, baseURLs: [.release: baseURL],
-        authentication: Authentication(SessionAuthenticator(engine: engine)))
+        credentials: .init(authentication: Authentication(SessionAuthenticator(engine: engine))))
     houses.adapters = [AppLanguage(current: language)]
     houses.errorHandler = HouseErrors()
     try engine.register(houses)
@@ -224,7 +224,7 @@ enum MigrationSnippets {
         let pins = PublicKeyPins(
             host: "127.0.0.1", primary: primary,
             backups: ["q2A0pl3cRy8ce6ni2LSOD2GIj0N+nRRBF6KcgfOIPxo="])  // the next key, already made
-        try engine.register(Service(id: .houses, baseURLs: [.release: baseURL], pins: [pins]))
+        try engine.register(Service(id: .houses, baseURLs: [.release: baseURL], connection: .init(pins: [pins])))
         // end-snippet
     }
 }

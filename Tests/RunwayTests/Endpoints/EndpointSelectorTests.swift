@@ -18,10 +18,10 @@ struct EndpointSelectorTests {
     static let host = "api.runway.test"
 
     /// Rounds only when a test calls `probe`, so that none runs behind its back.
-    static var manual: EndpointSelector.Configuration {
-        var configuration = EndpointSelector.Configuration()
-        configuration.probesAutomatically = false
-        return configuration
+    static var manual: EndpointSelector.Probing {
+        var probing = EndpointSelector.Probing()
+        probing.probesAutomatically = false
+        return probing
     }
 
     /// A listener on `address:port` whose accept queue is full: the kernel drops new SYNs, so a
@@ -72,7 +72,9 @@ struct EndpointSelectorTests {
         let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in log })
         try engine.register(
             Service(
-                id: .test, baseURLs: [.release: "\(scheme)://\(host):\(port)"], allowsInsecureHTTP: true, endpoints: selector))
+                id: .test,
+                baseURLs: [.release: "\(scheme)://\(host):\(port)"],
+                connection: .init(allowsInsecureHTTP: true, endpoints: selector)))
         return (engine, log)
     }
 
@@ -80,11 +82,11 @@ struct EndpointSelectorTests {
     func tcpProbeChoosesTheFastest() async throws {
         let server = try await DemoServer.start(address: "127.0.0.1")
         let slow = try FullListener(address: "127.0.0.2", port: server.port)
-        var configuration = Self.manual
-        configuration.timeout = .milliseconds(300)
+        var probing = Self.manual
+        probing.timeout = .milliseconds(300)
         let selector = EndpointSelector(
             host: Self.host, port: server.port, candidates: ["127.0.0.2", "127.0.0.3", "127.0.0.1", "not-an-ip"],
-            configuration: configuration)
+            probing: probing)
         #expect(selector.candidates == ["127.0.0.2", "127.0.0.3", "127.0.0.1"], "names are not candidates")
         #expect(selector.address == nil, "before the first round: DNS")
         let transport = AsyncHTTPClientTransport()
@@ -117,14 +119,14 @@ struct EndpointSelectorTests {
         let middle = try await DemoServer.start(address: "127.0.0.2", port: far.port, healthGate: "health")
         let fast = try await DemoServer.start(address: "127.0.0.3", port: far.port, healthGate: "health")
         let clock = ManualClock()
-        var configuration = Self.manual
-        configuration.probe = .http(path: "/health")
-        configuration.attempts = 1
-        configuration.timeout = .seconds(600)
-        configuration.clock = clock
+        var probing = Self.manual
+        probing.probe = .http(path: "/health")
+        probing.attempts = 1
+        probing.timeout = .seconds(600)
+        probing.clock = clock
         let selector = EndpointSelector(
             host: Self.host, port: fast.port, candidates: ["127.0.0.1", "127.0.0.2", "127.0.0.3"], scheme: "http",
-            configuration: configuration)
+            probing: probing)
         let transport = AsyncHTTPClientTransport()
         try await withCleanup({
             try? await transport.shutdown()
@@ -184,7 +186,7 @@ struct EndpointSelectorTests {
             tls: wrong, address: wrongAddress, port: wrongAddress == "127.0.0.1" ? 0 : rightServer.port)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         try await withCleanup({
             try? await transport.shutdown()
             await rightServer.stop()
@@ -203,7 +205,7 @@ struct EndpointSelectorTests {
         ) { right, wrong, transport in
             for (server, succeeds) in [(right, true), (wrong, false)] {
                 let selector = EndpointSelector(
-                    host: Self.host, port: server.port, candidates: ["127.0.0.1"], configuration: Self.manual)
+                    host: Self.host, port: server.port, candidates: ["127.0.0.1"], probing: Self.manual)
                 await selector.probe()
                 #expect(selector.address == "127.0.0.1")
                 let (engine, _) = try Self.engine(selector, scheme: "https", port: server.port, transport: transport)
@@ -239,7 +241,7 @@ struct EndpointSelectorTests {
         try await withTLSServers(authority, right: good.tls, wrong: badIdentity, wrongAddress: "127.0.0.2") {
             right, wrong, transport in
             let selector = EndpointSelector(
-                host: Self.host, port: right.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
+                host: Self.host, port: right.port, candidates: ["127.0.0.2", "127.0.0.1"], probing: Self.manual)
             selector.rank(["127.0.0.2", "127.0.0.1"])
             let log = LogCapture()
             let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in log })
@@ -247,8 +249,9 @@ struct EndpointSelectorTests {
                 host: Self.host, primary: good.spkiPin, backups: [PublicKeyPins.pin(ofSPKI: Array("a backup key".utf8))])
             try engine.register(
                 Service(
-                    id: .test, baseURLs: [.release: "https://\(Self.host):\(right.port)"], endpoints: selector,
-                    pins: fault == .pin ? [pins] : []))
+                    id: .test,
+                    baseURLs: [.release: "https://\(Self.host):\(right.port)"],
+                    connection: .init(pins: fault == .pin ? [pins] : [], endpoints: selector)))
             for index in 0..<5 {
                 // No retry policy: the first load moves on within its own attempt.
                 _ = try await engine.perform(TestAPI(path: "/echo/\(index)"), params: [:]).get()
@@ -276,7 +279,7 @@ struct EndpointSelectorTests {
             await hung.stop()
         }) {
             let selector = EndpointSelector(
-                host: Self.host, port: healthy.port, candidates: ["127.0.0.2", "127.0.0.1"], configuration: Self.manual)
+                host: Self.host, port: healthy.port, candidates: ["127.0.0.2", "127.0.0.1"], probing: Self.manual)
             selector.rank(["127.0.0.2", "127.0.0.1"])
             let (engine, log) = try Self.engine(selector, port: healthy.port, transport: transport)
             // The deadline is the subject, so the load has one; each attempt gets it whole, and 10 s
@@ -322,17 +325,17 @@ struct EndpointSelectorTests {
     func staleServerList() async throws {
         try await withServerList(["127.0.0.2"]) { server, engine, container in
             let fetched = Date(timeIntervalSince1970: 1_800_000_000)
-            let first = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let first = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
             let list = try EndpointList(selector: first, container: container, now: fetched)
             #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: fetched))
 
             for (age, used) in [(6 * 86_400.0, true), (8 * 86_400.0, false), (-3_600.0, false)] {
-                let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+                let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
                 let stored = try EndpointList(selector: relaunched, container: container, now: fetched + age)
                 #expect(relaunched.candidates == (used ? ["127.0.0.1", "127.0.0.2"] : ["127.0.0.1"]), "age \(age)")
                 #expect(stored.lastFetched == (used ? fetched : nil))
             }
-            let weeksLater = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let weeksLater = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
             let later = try EndpointList(selector: weeksLater, container: container, now: fetched + 30 * 86_400)
             #expect(try await later.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: fetched + 30 * 86_400))
             #expect(weeksLater.candidates == ["127.0.0.1", "127.0.0.2"])
@@ -343,7 +346,7 @@ struct EndpointSelectorTests {
     @Test("The server list: fetched at most once a day, kept in application support, used at the next launch without the network")
     func serverListDailyAndAtLaunch() async throws {
         try await withServerList(["127.0.0.2", "::1", "not-an-address", "127.0.0.3"]) { server, engine, container in
-            let selector = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let selector = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
             let list = try EndpointList(selector: selector, container: container)
             #expect(list.lastFetched == nil)
             let day = Date()
@@ -355,7 +358,7 @@ struct EndpointSelectorTests {
             #expect(server.probe.count("/endpoints") == 2)
 
             // The next launch starts from the stored list before any network.
-            let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], configuration: Self.manual)
+            let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
             let stored = try EndpointList(selector: relaunched, container: container, now: day + 86_401 + 60)
             #expect(relaunched.candidates == ["127.0.0.1", "127.0.0.2", "::1", "127.0.0.3"])
             #expect(stored.lastFetched == day + 86_401)
@@ -372,7 +375,7 @@ struct EndpointSelectorTests {
         #expect(!transport.supportsConnectAddress)
         let engine = Engine(transport: transport)
         #expect {
-            try engine.register(Service(id: .test, baseURLs: [.release: "http://localhost:9"], endpoints: selector))
+            try engine.register(Service(id: .test, baseURLs: [.release: "http://localhost:9"], connection: .init(endpoints: selector)))
         } throws: { error in
             guard case .invalidRequest(let reason) = error as? RunwayError else { return false }
             return reason.contains("endpoint selector") && reason.contains("cannot connect to a chosen address")

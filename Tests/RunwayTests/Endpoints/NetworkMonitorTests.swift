@@ -204,7 +204,7 @@ struct NetworkMonitorTests {
             try engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
             let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
             let log = try OperationLog(
-                engine: engine, service: "oplog", container: fixture.container, configuration: CollectorFixture.configuration,
+                engine: engine, service: "oplog", container: fixture.container, policy: CollectorFixture.policy,
                 onUpload: { sink.yield($0) })
             for _ in 0..<30 { try await log.recordCommitted("tap") }
             await #expect(throws: OperationLogError.uploadFailed(.noNetwork(reason: .unreachable))) { try await log.flush() }
@@ -223,11 +223,11 @@ struct NetworkMonitorTests {
             let monitor = NetworkMonitor(path: cellular)
             let engine = Engine(transport: fixture.transport, network: monitor)
             try engine.register(Service(id: "oplog", baseURLs: [.release: fixture.server.baseURL]))
-            var configuration = CollectorFixture.configuration
-            configuration.deferOnExpensivePath = .seconds(3600)
+            var policy = CollectorFixture.policy
+            policy.deferOnExpensivePath = .seconds(3600)
             let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
             let log = try OperationLog(
-                engine: engine, service: "oplog", container: fixture.container, configuration: configuration,
+                engine: engine, service: "oplog", container: fixture.container, policy: policy,
                 onUpload: { sink.yield($0) })
             for _ in 0..<30 { try await log.recordCommitted("tap") }
             #expect(try await log.status().uploaded == 0)
@@ -238,10 +238,10 @@ struct NetworkMonitorTests {
 
             // With a short limit, the batch goes on cellular once the limit has passed.
             monitor.update(cellular)
-            configuration.deferOnExpensivePath = .milliseconds(50)
+            policy.deferOnExpensivePath = .milliseconds(50)
             let (impatientReports, impatientSink) = AsyncStream<OperationLog.UploadReport>.makeStream()
             let impatient = try OperationLog(
-                engine: engine, service: "oplog", container: fixture.container, configuration: configuration,
+                engine: engine, service: "oplog", container: fixture.container, policy: policy,
                 onUpload: { impatientSink.yield($0) })
             for _ in 0..<30 { try await impatient.recordCommitted("tap") }
             #expect(await impatientReports.first(1).map(\.eventCount) == [30])
@@ -256,17 +256,17 @@ struct NetworkMonitorTests {
         let transport = AsyncHTTPClientTransport()
         let monitor = NetworkMonitor(path: .wired)
         let engine = Engine(transport: transport, network: monitor)
-        var configuration = EndpointSelector.Configuration()
-        configuration.settleTime = .zero  // the debounce has its own test
+        var probing = EndpointSelector.Probing()
+        probing.settleTime = .zero  // the debounce has its own test
         let selector = EndpointSelector(
-            host: "api.runway.test", port: server.port, candidates: ["127.0.0.1"], configuration: configuration)
+            host: "api.runway.test", port: server.port, candidates: ["127.0.0.1"], probing: probing)
         try await withCleanup({
             selector.stop()
             try? await transport.shutdown()
             await server.stop()
         }) {
             try engine.register(
-                Service(id: .test, baseURLs: [.release: "http://api.runway.test:\(server.port)"], endpoints: selector))
+                Service(id: .test, baseURLs: [.release: "http://api.runway.test:\(server.port)"], connection: .init(endpoints: selector)))
             await selector.waitForRound(after: 0)
             #expect(selector.address == "127.0.0.1")
             monitor.update(.unreachable)

@@ -14,7 +14,7 @@ struct ProbingBoundsTests {
         let listed = (0..<200).map { "10.0.\($0 / 250).\($0 % 250)" }
         let selector = EndpointSelector(
             host: EndpointSelectorTests.host, port: 443, candidates: ["192.0.2.1"] + listed,
-            configuration: EndpointSelectorTests.manual)
+            probing: EndpointSelectorTests.manual)
         #expect(selector.candidates.count == 16 && selector.candidates.first == "192.0.2.1")
         selector.setCandidates(selector.configuredCandidates + listed.reversed())
         #expect(selector.candidates.count == 16)
@@ -29,13 +29,13 @@ struct ProbingBoundsTests {
         let port = held.port
         let listeners = try (10..<20).map { try EndpointSelectorTests.FullListener(address: "127.0.1.\($0)", port: port) }
         defer { for listener in listeners { listener.close() } }
-        var configuration = EndpointSelectorTests.manual
-        configuration.attempts = 1
-        configuration.timeout = .milliseconds(200)
-        configuration.maximumConcurrentProbes = 3
+        var probing = EndpointSelectorTests.manual
+        probing.attempts = 1
+        probing.timeout = .milliseconds(200)
+        probing.maximumConcurrentProbes = 3
         let selector = EndpointSelector(
             host: EndpointSelectorTests.host, port: port, candidates: (10..<20).map { "127.0.1.\($0)" },
-            configuration: configuration)
+            probing: probing)
         let measurements = await selector.probe()
         #expect(measurements.count == 10, "every candidate was measured")
         #expect(measurements.allSatisfy { $0.time == nil })
@@ -46,7 +46,7 @@ struct ProbingBoundsTests {
     func replacedSelectorStops() throws {
         let engine = Engine(transport: AsyncHTTPClientTransport())
         func service(_ selector: EndpointSelector) -> Service {
-            Service(id: .test, baseURLs: [.release: "https://\(EndpointSelectorTests.host)"], endpoints: selector)
+            Service(id: .test, baseURLs: [.release: "https://\(EndpointSelectorTests.host)"], connection: .init(endpoints: selector))
         }
         let first = EndpointSelector(host: EndpointSelectorTests.host, port: 443, candidates: ["192.0.2.1"])
         let second = EndpointSelector(host: EndpointSelectorTests.host, port: 443, candidates: ["192.0.2.2"])
@@ -66,9 +66,9 @@ struct ProbingBoundsTests {
     @Test("Clients for chosen addresses are bounded; an evicted address gets a new client when used again")
     func addressClientsAreBounded() async throws {
         let server = try await DemoServer.start(address: "127.0.0.1")
-        var configuration = AsyncHTTPClientTransport.Configuration()
-        configuration.maximumAddressClients = 2
-        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        var connections = AsyncHTTPClientTransport.Connections()
+        connections.maximumAddressClients = 2
+        let transport = AsyncHTTPClientTransport(connections: connections)
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -95,13 +95,13 @@ struct ProbingBoundsTests {
     func changesAreDebounced() async throws {
         let server = try await DemoServer.start()
         let clock = ManualClock()
-        var configuration = EndpointSelectorTests.manual
-        configuration.attempts = 1
-        configuration.settleTime = .seconds(2)
-        configuration.interval = .seconds(600)
-        configuration.clock = clock
+        var probing = EndpointSelectorTests.manual
+        probing.attempts = 1
+        probing.settleTime = .seconds(2)
+        probing.interval = .seconds(600)
+        probing.clock = clock
         let selector = EndpointSelector(
-            host: EndpointSelectorTests.host, port: server.port, candidates: ["127.0.0.1"], configuration: configuration)
+            host: EndpointSelectorTests.host, port: server.port, candidates: ["127.0.0.1"], probing: probing)
         let (changes, change) = AsyncStream<Void>.makeStream()
         try await withCleanup({
             selector.stop()

@@ -239,7 +239,7 @@ struct ExchangeConformanceTests {
         let server = try await DemoServer.start(tls: try authority.serverIdentity())
         var tls = TLSConfiguration.makeClientConfiguration()
         if fault == .pinMismatch { tls.trustRoots = .certificates([try authority.rootCertificate()]) }
-        let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls)) : nil
+        let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls)) : nil
         let engine = Engine(transport: nio ?? URLSessionTransport())
         return try await withCleanup({
             try? await nio?.shutdown()
@@ -247,7 +247,7 @@ struct ExchangeConformanceTests {
         }) {
             let pins = fault == .pinMismatch ? [PublicKeyPins(host: "127.0.0.1", primary: PublicKeyPins.pin(ofSPKI: Array("not the server's key".utf8)), backups: [])] : []
             do throws(RunwayError) {
-                try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], pins: pins))
+                try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], connection: .init(pins: pins)))
             } catch {
                 return .failure(Outcome.name(of: error))
             }

@@ -93,8 +93,11 @@ struct RedirectTests {
                 common[.cookie] = "session=abc"
                 try harness.engine.register(
                     Service(
-                        id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], commonHeaders: common,
-                        signer: HMACSigner(keyID: "k", secret: SymmetricKey(size: .bits256))))
+                        id: .test,
+                        environment: .develop,
+                        baseURLs: [.develop: harness.server.baseURL],
+                        commonHeaders: common,
+                        credentials: .init(signer: HMACSigner(keyID: "k", secret: SymmetricKey(size: .bits256)))))
                 var api = redirecting()
             let params = redirect(to: "\(other.baseURL)/echo/cdn")
                 api.redirectPolicy = .crossOriginWithoutCredentials
@@ -149,8 +152,10 @@ struct RedirectTests {
         let engine = Engine(transport: transport)
         try engine.register(
             Service(
-                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
-                signer: HMACSigner(keyID: "k", secret: secret)))
+                id: .test,
+                environment: .develop,
+                baseURLs: [.develop: server.baseURL],
+                credentials: .init(signer: HMACSigner(keyID: "k", secret: secret))))
         try await withCleanup({
             try? await transport.shutdown()
             await server.stop()
@@ -170,7 +175,7 @@ struct RedirectTests {
         let plain = try await DemoServer.start()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         let engine = Engine(transport: transport)
         try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: secure.baseURL]))
         try await withCleanup({
@@ -196,13 +201,14 @@ struct RedirectTests {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try authority.rootCertificate()])
         let wrongPin = PublicKeyPins.pin(ofSPKI: Array("not the server's key".utf8))
-        let transport = AsyncHTTPClientTransport(configuration: .init(tlsConfiguration: tls))
+        let transport = AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls))
         let engine = Engine(transport: transport)
         try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: first.baseURL]))
         try engine.register(
             Service(
-                id: "pinned", baseURLs: [.release: "https://localhost:\(pinned.port)"],
-                pins: [PublicKeyPins(host: "localhost", primary: wrongPin, backups: [])]))
+                id: "pinned",
+                baseURLs: [.release: "https://localhost:\(pinned.port)"],
+                connection: .init(pins: [PublicKeyPins(host: "localhost", primary: wrongPin, backups: [])])))
         try await withCleanup({
             try? await transport.shutdown()
             await first.stop()

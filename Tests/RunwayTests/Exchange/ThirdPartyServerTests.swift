@@ -19,8 +19,10 @@ struct ThirdPartyServerTests {
             let engine = Engine(transport: nio ?? URLSessionTransport())
             try engine.register(
                 Service(
-                    id: .test, environment: .develop, baseURLs: [.develop: bin.baseURL], authentication: authentication,
-                    cookies: cookies))
+                    id: .test,
+                    environment: .develop,
+                    baseURLs: [.develop: bin.baseURL],
+                    credentials: .init(authentication: authentication, cookies: cookies)))
             try await withCleanup({ try? await nio?.shutdown() }) {
                 try await body(engine, bin)
             }

@@ -74,10 +74,11 @@ struct CollectorScaleOutTests {
         let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in SwiftLogNoOpLogHandler() })
         try engine.register(
             Service(
-                id: "oplog", baseURLs: [.release: baseURL],
-                signer: HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret)))
+                id: "oplog",
+                baseURLs: [.release: baseURL],
+                credentials: .init(signer: HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret))))
         return try OperationLog(
-            engine: engine, service: "oplog", container: container, configuration: CollectorFixture.configuration,
+            engine: engine, service: "oplog", container: container, policy: CollectorFixture.policy,
             onUpload: onUpload)
     }
 

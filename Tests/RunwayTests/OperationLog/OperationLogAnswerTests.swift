@@ -19,7 +19,7 @@ struct OperationLogAnswerTests {
             let reports = TestBox<[OperationLog.UploadReport]>([])
             let log = try OperationLog(
                 engine: fixture.engine, service: "oplog", container: fixture.container,
-                configuration: CollectorFixture.configuration, onUpload: { report in reports.mutate { $0.append(report) } })
+                policy: CollectorFixture.policy, onUpload: { report in reports.mutate { $0.append(report) } })
             var recorded: Set<String> = []
             for index in 0..<30 { recorded.insert(try log.record("tap", payload: ["n": .int(index)])) }
             try await log.flush(within: .seconds(60))
@@ -41,7 +41,7 @@ struct OperationLogAnswerTests {
             let reports = TestBox<[OperationLog.UploadReport]>([])
             let log = try OperationLog(
                 engine: fixture.engine, service: "oplog", container: fixture.container,
-                configuration: CollectorFixture.configuration, onUpload: { report in reports.mutate { $0.append(report) } })
+                policy: CollectorFixture.policy, onUpload: { report in reports.mutate { $0.append(report) } })
             // 26 values an event (the event, id, name, time, payload and its 21): 30 take 780.
             let payload: JSON = .array((0..<20).map { .int($0) })
             var recorded: Set<String> = []
@@ -129,10 +129,10 @@ struct OperationLogAnswerTests {
             received.set(batch)
             return batch <= 3 ? .serverError : nil
         }) { fixture in
-            var configuration = CollectorFixture.configuration
-            configuration.maximumAttempts = 3
-            configuration.retryPolicy = .never
-            let (log, reports) = try fixture.openLog(configuration)
+            var policy = CollectorFixture.policy
+            policy.maximumAttempts = 3
+            policy.retryPolicy = .never
+            let (log, reports) = try fixture.openLog(policy)
             for _ in 0..<5 { try log.record("doomed") }
             await #expect(throws: OperationLogError.self) { try await log.flush() }
             // The third failure drops the batch before it is reported.

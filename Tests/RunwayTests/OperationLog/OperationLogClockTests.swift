@@ -14,9 +14,9 @@ struct OperationLogClockTests {
     func wallClockSetBackDelaysNothing() async throws {
         try await withCollector { fixture in
             let wall = TestBox(Date())
-            var configuration = CollectorFixture.configuration
-            configuration.maximumAge = .milliseconds(100)
-            let (log, reports) = try fixture.openLog(configuration, wallClock: { wall.value })
+            var policy = CollectorFixture.policy
+            policy.maximumAge = .milliseconds(100)
+            let (log, reports) = try fixture.openLog(policy, wallClock: { wall.value })
             let id = try log.record("tap")
             // The user sets the clock back a day before the event's batch is due.
             wall.mutate { $0 -= 86_400 }
@@ -97,7 +97,7 @@ struct OperationLogClockTests {
         try await withCollector { fixture in
             try await fixture.queueWithoutSending(100) { _ in ["text": .string(String(repeating: "x", count: 990))] }
 
-            var budget = CollectorFixture.configuration
+            var budget = CollectorFixture.policy
             budget.maximumBatchBytes = 20_000
             let (second, reports) = try fixture.openLog(budget)
             try await second.flush(within: .seconds(60))

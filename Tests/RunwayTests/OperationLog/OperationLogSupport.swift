@@ -17,23 +17,23 @@ struct CollectorFixture: Sendable {
     let folder: URL
     let log: LogCapture
 
-    /// A configuration that never sends a batch for its age alone and backs off briefly.
-    static var configuration: OperationLog.Configuration {
-        var configuration = OperationLog.Configuration()
-        configuration.maximumAge = .seconds(3600)
-        configuration.baseBackoff = .milliseconds(20)
-        configuration.maximumBackoff = .milliseconds(100)
-        return configuration
+    /// A policy that never sends a batch for its age alone and backs off briefly.
+    static var policy: OperationLog.Policy {
+        var policy = OperationLog.Policy()
+        policy.maximumAge = .seconds(3600)
+        policy.baseBackoff = .milliseconds(20)
+        policy.maximumBackoff = .milliseconds(100)
+        return policy
     }
 
     /// Opens the client's log on the fixture's container; its uploads arrive on the stream.
     func openLog(
-        _ configuration: OperationLog.Configuration = Self.configuration,
+        _ policy: OperationLog.Policy = Self.policy,
         wallClock: @escaping @Sendable () -> Date = { Date() }
     ) throws -> (OperationLog, AsyncStream<OperationLog.UploadReport>) {
         let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
         let log = try OperationLog(
-            engine: engine, service: "oplog", container: container, configuration: configuration,
+            engine: engine, service: "oplog", container: container, policy: policy,
             logger: Logger(label: "runway.oplog") { _ in self.log }, wallClock: wallClock, onUpload: { sink.yield($0) })
         return (log, reports)
     }
@@ -43,7 +43,7 @@ extension CollectorFixture {
     /// Queues `count` events named `tap` with a log that never sends, and closes it: what the
     /// next launch finds as a backlog.
     func queueWithoutSending(_ count: Int, payload: (Int) -> JSON) async throws {
-        var holding = Self.configuration
+        var holding = Self.policy
         holding.batchSize = .max / 4
         let (log, _) = try openLog(holding)
         for index in 0..<count { try log.record("tap", payload: payload(index)) }
@@ -68,7 +68,7 @@ func withCollector<T>(
     let transport = AsyncHTTPClientTransport()
     let capture = LogCapture()
     let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in capture })
-    try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL], signer: signer))
+    try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL], credentials: .init(signer: signer)))
     let fixture = CollectorFixture(
         server: server, store: store, engine: engine, transport: transport,
         container: Container(root: folder.appendingPathComponent("device")), folder: folder, log: capture)

@@ -45,9 +45,9 @@ struct OperationLogTests {
     @Test("An event waits no longer than the maximum age for its batch to fill")
     func maximumAgeSendsAPartialBatch() async throws {
         try await withCollector { fixture in
-            var configuration = CollectorFixture.configuration
-            configuration.maximumAge = .milliseconds(100)
-            let (log, reports) = try fixture.openLog(configuration)
+            var policy = CollectorFixture.policy
+            policy.maximumAge = .milliseconds(100)
+            let (log, reports) = try fixture.openLog(policy)
             try await log.recordCommitted("tap")
             try await log.recordCommitted("tap")
             // Both leave in partial batches (one, or two if the first aged alone already).
@@ -139,9 +139,9 @@ struct OperationLogTests {
     @Test("A batch sent again after a failure keeps its idempotency key and its events")
     func retriedBatchKeepsItsKey() async throws {
         try await withCollector(fault: { batch in batch == 1 ? .serverError : nil }) { fixture in
-            var configuration = CollectorFixture.configuration
-            configuration.retryPolicy = .never
-            let (log, reports) = try fixture.openLog(configuration)
+            var policy = CollectorFixture.policy
+            policy.retryPolicy = .never
+            let (log, reports) = try fixture.openLog(policy)
             for _ in 0..<30 { try log.record("tap") }
             let both = await reports.first(2)
             #expect(both.count == 2 && both[0].failure != nil && both[1].failure == nil)
@@ -217,10 +217,10 @@ struct OperationLogTests {
     @Test("A full queue drops the oldest unsent events, counts them and says so")
     func fullQueueDropsOldestAndCounts() async throws {
         try await withCollector { fixture in
-            var configuration = CollectorFixture.configuration
-            configuration.capacity = 10
-            configuration.batchSize = 1_000
-            let (log, _) = try fixture.openLog(configuration)
+            var policy = CollectorFixture.policy
+            policy.capacity = 10
+            policy.batchSize = 1_000
+            let (log, _) = try fixture.openLog(policy)
             var ids: [String] = []
             for index in 0..<25 { ids.append(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
             let status = try await log.status()

@@ -167,10 +167,10 @@ struct PostgresCollectorTests {
                 let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in SwiftLogNoOpLogHandler() })
                 try engine.register(Service(id: "oplog", baseURLs: [.release: server.baseURL]))
                 let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
-                var configuration = CollectorFixture.configuration
-                configuration.batchSize = 30
+                var policy = CollectorFixture.policy
+                policy.batchSize = 30
                 let log = try OperationLog(
-                    engine: engine, service: "oplog", container: Container(root: folder), configuration: configuration,
+                    engine: engine, service: "oplog", container: Container(root: folder), policy: policy,
                     onUpload: { sink.yield($0) })
                 var ordinary: Set<String> = []
                 for index in 0..<100 {

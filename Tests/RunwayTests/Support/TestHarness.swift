@@ -41,10 +41,6 @@ struct TestAPI: API {
     var interceptors: [any Interceptor] = []
     var adapters: [any RequestAdapter] = []
     var cachePolicy: CachePolicy = .none
-    var cacheVersion: Int = 0
-    var cacheIgnoredParams: Set<String> = []
-    var cacheSensitiveComponent: String?
-    var cacheVaryingHeaderFields: [HTTPField.Name] = []
     var maximumResponseSize: Int = 32 << 20
 }
 
@@ -58,10 +54,10 @@ struct Harness {
 
     /// Registers the plain test service (status-only convention) and the listing service.
     func registerServices(signer: (any RequestSigner)? = nil, interceptors: [any Interceptor] = []) throws {
-        try engine.register(
-            Service(
-                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], signer: signer,
-                interceptors: interceptors))
+        var test = Service(
+            id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], credentials: .init(signer: signer))
+        test.interceptors = interceptors
+        try engine.register(test)
         try engine.register(listingService(baseURL: server.baseURL))
     }
 }
@@ -81,7 +77,7 @@ func withHarness<T>(
     let log = LogCapture()
     let nio: AsyncHTTPClientTransport? =
         transport == .asyncHTTPClient
-        ? AsyncHTTPClientTransport(configuration: .init(readTimeout: readTimeout)) : nil
+        ? AsyncHTTPClientTransport(connections: .init(readTimeout: readTimeout)) : nil
     let chosen: any Transport = nio ?? URLSessionTransport()
     let logger = Logger(label: "runway.test") { _ in log }
     let engine =

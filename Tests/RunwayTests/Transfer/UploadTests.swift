@@ -98,8 +98,10 @@ struct UploadTests {
         let engine = Engine(transport: nio)
         try engine.register(
             Service(
-                id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
-                signer: HMACSigner(keyID: "app", secret: secret)))
+                id: .test,
+                environment: .develop,
+                baseURLs: [.develop: server.baseURL],
+                credentials: .init(signer: HMACSigner(keyID: "app", secret: secret))))
         try await withCleanup({
             try? await nio.shutdown()
             await server.stop()

@@ -7,13 +7,13 @@ extension DemoChapter {
     /// backlog), the 5 left at the next launch; signed, gzip, stored once (seed 003: 打包上傳;
     /// seed 001: bursty, not chatty).
     static let operationLogs = DemoChapter("oplog", "Operation logs in batches of 30 (seed 003: 打包上傳)") { context, log in
-        try context.engine.register(Service(id: "oplog", baseURLs: [.release: context.baseURL], signer: context.signer))
+        try context.engine.register(Service(id: "oplog", baseURLs: [.release: context.baseURL], credentials: .init(signer: context.signer)))
         let storedBefore = try await Self.collectedEvents(context.engine)
-        var configuration = OperationLog.Configuration()
-        configuration.maximumAge = .seconds(3600)
+        var policy = OperationLog.Policy()
+        policy.maximumAge = .seconds(3600)
         let (reports, sink) = AsyncStream<OperationLog.UploadReport>.makeStream()
         let operations = try OperationLog(
-            engine: context.engine, service: "oplog", container: context.container, configuration: configuration
+            engine: context.engine, service: "oplog", container: context.container, policy: policy
         ) { sink.yield($0) }
         for index in 0..<95 { try operations.record("listing.tap", payload: ["position": .int(index % 20)]) }
         var uploads: [OperationLog.UploadReport] = []
@@ -30,7 +30,7 @@ extension DemoChapter {
 
         let (nextReports, nextSink) = AsyncStream<OperationLog.UploadReport>.makeStream()
         let relaunched = try OperationLog(
-            engine: context.engine, service: "oplog", container: context.container, configuration: configuration
+            engine: context.engine, service: "oplog", container: context.container, policy: policy
         ) { nextSink.yield($0) }
         var leftovers = 0
         for await report in nextReports {

@@ -8,8 +8,11 @@ extension DemoChapter {
         let release = context.baseURL + "/echo/release"
         try context.engine.register(
             Service(
-                id: "environments", environment: .develop, baseURLs: [.develop: develop, .release: release],
-                commonParams: ["client": "runway-demo"], signer: context.signer))
+                id: "environments",
+                environment: .develop,
+                baseURLs: [.develop: develop, .release: release],
+                commonParams: ["client": "runway-demo"],
+                credentials: .init(signer: context.signer)))
         var api = DemoAPI("WhoAmIAPI", path: "/whoami")
         api.service = "environments"
         let first = try await context.engine.perform(api).get()

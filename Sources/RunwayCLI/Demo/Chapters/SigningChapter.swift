@@ -8,7 +8,7 @@ extension DemoChapter {
     static let signing = DemoChapter("signing", "Signing (seed 003: 簽名)") { context, log in
         let tap = Wiretap(context.wire)
         let engine = Engine(transport: tap, logger: context.logger, metrics: nil)
-        try engine.register(Service(id: .demo, baseURLs: [.release: context.baseURL], signer: context.signer))
+        try engine.register(Service(id: .demo, baseURLs: [.release: context.baseURL], credentials: .init(signer: context.signer)))
         let api = DemoAPI("SignedEchoAPI", path: "/signed/echo/listing")
 
         let signed = try await engine.perform(api, params: ["id": 7]).get()
