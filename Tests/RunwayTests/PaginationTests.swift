@@ -30,6 +30,34 @@ struct PaginationTests {
         }
     }
 
+    @Test("a .raw paged API on an envelope service walks every page too: the next page is read from the body, off the main actor")
+    func rawPagesWalkToTheEnd() async throws {
+        try await withHarness { harness in
+            struct Envelope: Decodable { var data: Page }
+            struct Page: Decodable { var items: [Item] }
+            struct Item: Decodable { var esf_id: Int }
+            let manager = APIManager(RawSecondHandListAPI(), engine: harness.engine)
+            var seen: [Int] = []
+            var page: RawResponse? = try await manager.firstPage()
+            while let landed = page {
+                #expect(landed.json == nil, "a .raw page is not parsed at landing")
+                seen += try JSONDecoder().decode(Envelope.self, from: landed.body).data.items.map(\.esf_id)
+                page = try await manager.nextPage()
+            }
+            #expect(seen == Array(1...45), "every page, in order")
+            #expect(manager.isLastPage)
+            #expect(manager.currentPage == .number(5))
+            #expect(harness.probe.count("/listings/esf") == 5)
+            // The envelope is still checked: a business error reaches a .raw API as one.
+            let refused = await harness.engine.perform(RawSecondHandListAPI(), params: ["city": "atlantis"])
+            guard case .failure(.business(let code, _)) = refused else {
+                Issue.record("expected the envelope's business error, got \(refused)")
+                return
+            }
+            #expect(code == 1001)
+        }
+    }
+
     @Test("overlapping loadNextPage calls neither skip nor repeat a page")
     func overlappingNextPage() async throws {
         try await withHarness { harness in
@@ -102,6 +130,12 @@ struct PaginationTests {
             "/cursor?cursor=start&page_size=20", "/cursor?cursor=a&page_size=20", "/cursor?cursor=b&page_size=20",
         ])
     }
+}
+
+/// Second-hand listings read as bytes: the default page rules must still find `has_more`.
+struct RawSecondHandListAPI: ListingAPI {
+    var keyPrefix: String { "esf" }
+    var responseFormat: ResponseFormat { .raw }
 }
 
 struct PagedEcho: PagedAPI {

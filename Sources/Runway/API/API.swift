@@ -155,6 +155,8 @@ public enum ResponseFormat: Sendable, Hashable {
     case json
     /// Keep the bytes only; reformers decode exactly what they need from ``RawResponse/body``.
     /// Use it for non-JSON bodies, or where a reformer-local `Decodable` is faster than a tree.
+    /// A service whose convention reads an envelope (``CodeEnvelopeConvention``) still checks
+    /// it: the body is parsed for the check and the tree dropped.
     case raw
 }
 

@@ -62,15 +62,23 @@ extension APIManager where Endpoint: PagedAPI {
         var params = paging.baseParams
         params.merge(api.params(for: page)) { _, pageValue in pageValue }
         let api = self.api
+        // Read in the load's own task, off the main actor: a `.raw` page's body is parsed there.
+        let following = Locked<PageRequest?>(nil)
         var started: LoadID?
         started = begin(
             params: params, strategy: .allowConcurrent, notifiesDelegate: notifiesDelegate, waiter: waiter,
+            beforeLanding: { result in
+                if case .success(let response) = result {
+                    let next = api.nextPage(after: page, response: response)
+                    following.withLock { $0 = next }
+                }
+            },
             onFinish: { [weak self] result in
                 guard let self, self.paging.loading == started else { return }
                 self.paging.loading = nil
-                if case .success(let response) = result {
+                if case .success = result {
                     self.paging.current = page
-                    self.paging.next = api.nextPage(after: page, response: response)
+                    self.paging.next = following.withLock { $0 }
                     self.paging.isLastPage = self.paging.next == nil
                 }
             })

@@ -248,7 +248,8 @@ public final class APIManager<Endpoint: API>: APIManaging {
     @discardableResult
     func begin(
         params: Parameters, body: RequestBody? = nil, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
-        ignoringCache: Bool = false, onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
+        ignoringCache: Bool = false, beforeLanding: (@Sendable (Result<RawResponse, RunwayError>) -> Void)? = nil,
+        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
     ) -> LoadID? {
         let flight: Flight
         switch admitLoad(
@@ -272,6 +273,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
             let result = await engine.perform(
                 api, params: params, body: body, loadID: id, ignoringCache: ignoringCache, hooks: TransferHooks()
             ).result
+            beforeLanding?(result)
             if let waiter, waiter.resolve(.land(id, result)) { return }
             await self?.land(id, result)
         }

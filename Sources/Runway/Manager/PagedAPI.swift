@@ -11,7 +11,8 @@ public enum PageRequest: Sendable, Hashable {
 ///
 /// The defaults speak the common conventions: numbered pages from 1 sent as `page` and
 /// `page_size`, cursors sent as `cursor`; the end is reached when the payload says
-/// `"has_more": false`, or gives no `next_cursor`, or returns fewer `items` than a page holds.
+/// `"has_more": false`, or gives no `next_cursor`, or returns fewer `items` than a page holds —
+/// read from the JSON body whatever the API's ``API/responseFormat``.
 public protocol PagedAPI: API {
     /// How many items a page holds. Default: 20.
     var pageSize: Int { get }
@@ -19,7 +20,8 @@ public protocol PagedAPI: API {
     var firstPage: PageRequest { get }
     /// The params that ask for `page`. Default: `page` + `page_size`, or `cursor` + `page_size`.
     func params(for page: PageRequest) -> Parameters
-    /// The page after `page`, read from its response; `nil` when `page` was the last.
+    /// The page after `page`, read from its response; `nil` when `page` was the last. Called off
+    /// the main actor, in the page load's own task, before the page is delivered.
     func nextPage(after page: PageRequest, response: RawResponse) -> PageRequest?
 }
 
@@ -35,7 +37,9 @@ extension PagedAPI {
     }
 
     public func nextPage(after page: PageRequest, response: RawResponse) -> PageRequest? {
-        let payload = response.payload
+        // A `.raw` API's body was not parsed at landing: read it here, off the main actor.
+        let json = response.json ?? (response.body.isEmpty ? nil : try? JSONParser.parse(response.body))
+        let payload = json.map { $0["data"] ?? $0 }
         switch page {
         case .cursor:
             guard let next = payload?["next_cursor"]?.stringValue, !next.isEmpty else { return nil }

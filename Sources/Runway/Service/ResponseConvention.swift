@@ -40,8 +40,12 @@ public struct CodeEnvelopeConvention: ResponseConvention {
         self.successCode = successCode
     }
 
+    /// Checks the envelope. A ``ResponseFormat/raw`` API's body was not parsed at landing; it is
+    /// parsed here for the check (off the main actor, as landing is) and the tree dropped, so the
+    /// service's business errors reach that API too.
     public func check(_ response: RawResponse) throws(RunwayError) {
-        guard let json = response.json else {
+        let parsed: JSON? = if let json = response.json { json } else { try? JSONParser.parse(response.body) }
+        guard let json = parsed else {
             throw .invalidResponse(reason: "the service's envelope needs a JSON body")
         }
         guard let code = json[codeKey]?.intValue else {
