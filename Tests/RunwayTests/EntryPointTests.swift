@@ -247,11 +247,15 @@ struct EntryPointTests {
             }
             #expect(reason.contains("does not encode to an object"))
             await #expect(throws: RunwayError.self) { try await manager.load(with: 42) }
-            let engineResult = await harness.engine.perform(TestAPI(path: "/faults/cacheable"), params: "text")
+            let journal = Journal()
+            var watched = TestAPI(path: "/faults/cacheable")
+            watched.interceptors = [JournalInterceptor(tag: "api", journal: journal)]
+            let engineResult = await harness.engine.perform(watched, params: "text")
             guard case .paramsInvalid? = engineResult.error else {
                 Issue.record("expected paramsInvalid from the engine")
                 return
             }
+            #expect(journal.entries == ["api.beforeFailure", "api.afterFailure"], "the refusal runs the failure hooks once")
             #expect(harness.probe.count("/faults/cacheable/default") == 0)
         }
     }

@@ -201,14 +201,16 @@ public final class Engine: Sendable {
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with params given as an `Encodable`
     /// value, encoded with the API's ``API/jsonEncoder`` (see ``Parameters/init(encoding:with:)``);
     /// a value that does not encode to an object fails with ``RunwayError/paramsInvalid(reason:)``
-    /// and is never sent.
+    /// and is never sent (the interceptors' failure hooks run, as for any refused call).
     @concurrent
     public func perform<Endpoint: API>(
         _ api: Endpoint, params: some Encodable & Sendable, body: RequestBody? = nil, loadID: LoadID? = nil,
         ignoringCache: Bool = false
     ) async -> Result<RawResponse, RunwayError> {
+        let loadID = loadID ?? .next()
         let encoded: Parameters
         do throws(RunwayError) { encoded = try Parameters(encoding: params, with: api.jsonEncoder) } catch {
+            await InterceptedCall.refuse(api, loadID: loadID, engine: self, with: error)
             return .failure(error)
         }
         return await perform(api, params: encoded, body: body, loadID: loadID, ignoringCache: ignoringCache)

@@ -17,10 +17,7 @@ struct InterceptedCall: Sendable {
     static func admit(
         _ api: some API, params: Parameters, loadID: LoadID, engine: Engine
     ) async -> (InterceptedCall, RunwayError?) {
-        let call = CallInfo(loadID: loadID, apiName: api.name, service: api.service, params: params)
-        let own = api.interceptors
-        let service = engine.interceptors(of: api.service)
-        let admitted = InterceptedCall(call: call, interceptors: own.isEmpty ? service : service + own)
+        let admitted = InterceptedCall(api, params: params, loadID: loadID, engine: engine)
         do {
             try api.paramsValidator.validate(params)
         } catch {
@@ -31,13 +28,27 @@ struct InterceptedCall: Sendable {
         guard !admitted.interceptors.isEmpty else { return (admitted, nil) }
         let veto = await MainActor.run { () -> RunwayError? in
             for interceptor in admitted.interceptors {
-                if case .veto(let reason) = interceptor.shouldCall(call) { return .vetoed(reason: reason) }
+                if case .veto(let reason) = interceptor.shouldCall(admitted.call) { return .vetoed(reason: reason) }
             }
-            for interceptor in admitted.interceptors { interceptor.afterCall(call) }
+            for interceptor in admitted.interceptors { interceptor.afterCall(admitted.call) }
             return nil
         }
         if let veto { await admitted.deliver(.failure(veto)) }
         return (admitted, veto)
+    }
+
+    /// Ends a call refused before it could be admitted (params that do not encode): its failure
+    /// hooks run, as for a refusal of the params validator.
+    static func refuse(_ api: some API, loadID: LoadID, engine: Engine, with error: RunwayError) async {
+        await InterceptedCall(api, params: [:], loadID: loadID, engine: engine).deliver(.failure(error))
+    }
+
+    /// The call of `api`, with the service's interceptors and then the API's.
+    private init(_ api: some API, params: Parameters, loadID: LoadID, engine: Engine) {
+        call = CallInfo(loadID: loadID, apiName: api.name, service: api.service, params: params)
+        let own = api.interceptors
+        let service = engine.interceptors(of: api.service)
+        interceptors = own.isEmpty ? service : service + own
     }
 
     /// Runs the response hooks for the outcome of a call that was sent, then the perform hooks.
