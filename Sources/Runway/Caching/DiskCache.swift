@@ -293,7 +293,7 @@ public import RunwayStorage
 
     var count: Int { (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }) ?? 0 }
 
-    /// Trims to ``Configuration/trimRatio`` of the limit, least recently used first, once at a
+    /// Trims to ``Limits/trimRatio`` of the limit, least recently used first, once at a
     /// time, on the disk queue.
     private func trimInBackground() {
         let schedule = trimScheduled.withLock { scheduled -> Bool in

@@ -7,19 +7,19 @@ public import RunwayStorage
 ///
 /// ``record(_:payload:at:)`` hands the event to a serial writer and returns at once; the writer
 /// commits whatever has arrived in one transaction. An upload starts when a batch is full, when
-/// the oldest waiting event reaches ``Configuration/maximumAge``, on ``flush()`` (call it when the
+/// the oldest waiting event reaches ``Policy/maximumAge``, on ``flush()`` (call it when the
 /// app goes to the background), and at launch for events left by an earlier run. One upload is in
 /// flight at a time; it goes through the engine (the service's signing, logging and the
 /// configured retries apply) as gzip-compressed JSON with an idempotency key per batch, and
 /// says when it was sent by the device's clock, so the collector can correct a wrong one. While
-/// a backlog waits, batches grow to ``Configuration/backlogBatchSize``.
+/// a backlog waits, batches grow to ``Policy/backlogBatchSize``.
 ///
 /// Events leave the queue when the collector answers for them: a 2xx stores them, but for the
 /// events it lists as refused (dropped and counted in ``Status/refused``); a 400 or 422 refuses
 /// the batch (counted the same); a 413 splits it in half (a single event too large is refused).
 /// Anything else keeps the events and waits, doubling with jitter and honouring `Retry-After` —
 /// persisted, so a relaunch in the same boot waits too — until the batch has failed
-/// ``Configuration/maximumAttempts`` times (then it is dropped and counted in
+/// ``Policy/maximumAttempts`` times (then it is dropped and counted in
 /// ``Status/abandoned``): a batch is never retried forever. Ages and waits are measured on a
 /// clock the user cannot set (``BootClock``).
 ///
@@ -114,7 +114,7 @@ public final class OperationLog: Sendable {
         /// Events the collector refused for good (an event it cannot store, a batch it calls
         /// malformed), ever, on this container.
         public var refused: Int
-        /// Events dropped after their batch failed ``Configuration/maximumAttempts`` times,
+        /// Events dropped after their batch failed ``Policy/maximumAttempts`` times,
         /// ever, on this container.
         public var abandoned: Int
     }
