@@ -189,6 +189,14 @@ public final class Engine: Sendable {
         ignoringCache: Bool = false
     ) async -> Result<RawResponse, RunwayError> {
         let loadID = loadID ?? .next()
+        // Unwatched (the usual case): only the validator — no call to build, nothing to await
+        // around the load.
+        if InterceptedCall.isUnwatched(api, engine: self) {
+            if let refusal = InterceptedCall.validate(api, params) { return .failure(refusal) }
+            return await perform(
+                api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks()
+            ).result
+        }
         let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
         if let refusal { return .failure(refusal) }
         let result = await perform(

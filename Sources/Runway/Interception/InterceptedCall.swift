@@ -18,10 +18,7 @@ struct InterceptedCall: Sendable {
         _ api: some API, params: Parameters, loadID: LoadID, engine: Engine
     ) async -> (InterceptedCall, RunwayError?) {
         let admitted = InterceptedCall(api, params: params, loadID: loadID, engine: engine)
-        do {
-            try api.paramsValidator.validate(params)
-        } catch {
-            let refusal = RunwayError.paramsInvalid(reason: error.reason)
+        if let refusal = validate(api, params) {
             await admitted.deliver(.failure(refusal))
             return (admitted, refusal)
         }
@@ -35,6 +32,22 @@ struct InterceptedCall: Sendable {
         }
         if let veto { await admitted.deliver(.failure(veto)) }
         return (admitted, veto)
+    }
+
+    /// Whether no interceptor watches calls of `api` (the usual case): such a call needs only
+    /// ``validate(_:_:)``, with nothing built and nothing awaited around it.
+    static func isUnwatched(_ api: some API, engine: Engine) -> Bool {
+        api.interceptors.isEmpty && engine.interceptors(of: api.service).isEmpty
+    }
+
+    /// The params validator's refusal of `params`, or `nil` when they may be sent.
+    static func validate(_ api: some API, _ params: Parameters) -> RunwayError? {
+        do {
+            try api.paramsValidator.validate(params)
+            return nil
+        } catch {
+            return .paramsInvalid(reason: error.reason)
+        }
     }
 
     /// Ends a call refused before it could be admitted (params that do not encode): its failure
