@@ -79,8 +79,9 @@ public protocol API: Sendable {
     /// entry's key: its version, the params left out, the sensitive component (a user id) and the
     /// header fields that vary the answer. Default: ``CachePolicy/none``.
     var cachePolicy: CachePolicy { get }
-    /// Whether the service's ``Service/Credentials/authentication`` applies its credential to this API's
-    /// requests. Default: `true`; the token endpoint that refreshes the credential says `false`.
+    /// Whether the service's credential (``Service/Credentials/authentication``) goes on this
+    /// API's requests. Default: `true`; the token endpoint that refreshes the credential says
+    /// `false`.
     var authenticates: Bool { get }
     /// Encodes the values given as ``RequestBody/json(_:)``. Default: a plain `JSONEncoder`.
     var jsonEncoder: JSONEncoder { get }

@@ -12,7 +12,8 @@ import FoundationNetworking
 ///
 /// ```swift
 /// let authentication = Authentication(MyAuthenticator())
-/// try engine.register(Service(id: .account, baseURLs: …, credentials: .init(authentication: authentication, cookies: CookieJar())))
+/// try engine.register(
+///     Service(id: .account, baseURLs: …, credentials: .init(authentication: authentication, cookies: CookieJar())))
 /// ```
 ///
 /// The engine stores the cookies of every answer from the service's own origin and sends the

@@ -109,7 +109,9 @@ public struct CachePolicy: Sendable, Hashable {
     /// This policy with `fields` added to ``varyingHeaderFields``.
     public func varying(on fields: [HTTPField.Name]) -> CachePolicy {
         var policy = self
-        for field in fields where !policy.varyingHeaderFields.contains(field) { policy.varyingHeaderFields.append(field) }
+        for field in fields where !policy.varyingHeaderFields.contains(field) {
+            policy.varyingHeaderFields.append(field)
+        }
         return policy
     }
 }

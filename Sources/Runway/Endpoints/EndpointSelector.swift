@@ -24,7 +24,8 @@ import HTTPTypes
 ///
 /// ```swift
 /// let selector = EndpointSelector(host: "api.example.com", port: 443, candidates: ["203.0.113.7", "2001:db8::7"])
-/// try engine.register(Service(id: .listings, baseURLs: [.release: "https://api.example.com"], connection: .init(endpoints: selector)))
+/// try engine.register(
+///     Service(id: .listings, baseURLs: [.release: "https://api.example.com"], connection: .init(endpoints: selector)))
 /// ```
 public final class EndpointSelector: Sendable {
     /// How a candidate is measured.
