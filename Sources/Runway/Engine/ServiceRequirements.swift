@@ -46,21 +46,20 @@ enum ServiceRequirements {
     /// reached over plain HTTP (pins are checked on TLS connections, so such a request would go
     /// unpinned), or an endpoint selector for a host no base URL names (it would never be used).
     static func checkConnection(_ service: Service) throws(RunwayError) {
-        let hosts = service.baseURLs.sorted { $0.key.rawValue < $1.key.rawValue }.compactMap { environment, base in
-            URLComponents(string: base).flatMap { parts in
-                parts.host.map { host in
-                    let name = host.lowercased()
-                    let bare = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
-                    return (environment, parts.scheme?.lowercased(), bare)
-                }
-            }
+        // Each environment's base URL read as requests read it, so the host compared here is
+        // the one pins and selectors are matched against at send time.
+        let bases = service.baseURLs.keys.sorted { $0.rawValue < $1.rawValue }.compactMap { environment in
+            var each = service
+            each.environment = environment
+            each.connection.allowsInsecureHTTP = true  // only the host matters here
+            return (try? RequestBuilder.baseURL(of: each)).map { (environment, $0) }
         }
         let pinned = Set(service.connection.pins.map(\.host))
-        for (environment, scheme, host) in hosts where scheme == "http" && pinned.contains(host) {
+        for (environment, base) in bases where base.scheme == "http" && pinned.contains(AuthorityHost.of(base.authority)) {
             throw .invalidRequest(
-                reason: "service \(service.id) pins \(host), but its \(environment.rawValue) base URL reaches it over plain HTTP, where no pin is checked")
+                reason: "service \(service.id) pins \(AuthorityHost.of(base.authority)), but its \(environment.rawValue) base URL reaches it over plain HTTP, where no pin is checked")
         }
-        if let selector = service.connection.endpoints, !hosts.contains(where: { $0.2 == selector.host }) {
+        if let selector = service.connection.endpoints, !bases.contains(where: { selector.matches(authority: $0.1.authority) }) {
             throw .invalidRequest(
                 reason: "service \(service.id) has an endpoint selector for \(selector.host), which none of its base URLs names: it would never choose an address")
         }
