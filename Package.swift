@@ -147,15 +147,22 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the test targets share: child processes started without Foundation's `Process`.
+        .target(
+            name: "RunwayTestSupport",
+            path: "Tests/RunwayTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "RunwayLinksTests",
-            dependencies: ["RunwayLinks", "RunwayExamples"],
+            dependencies: ["RunwayLinks", "RunwayExamples", "RunwayTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "RunwayStorageTests",
             dependencies: [
                 "RunwayStorage",
+                "RunwayTestSupport",
                 "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -169,6 +176,7 @@ let package = Package(
                 "RunwayExamples",
                 "RunwayNIO",
                 "RunwayServer",
+                "RunwayTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -179,6 +187,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

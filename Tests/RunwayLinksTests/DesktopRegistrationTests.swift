@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import RunwayTestSupport
 import RunwayLinks
 import Testing
 
@@ -65,19 +66,13 @@ struct DesktopRegistrationTests {
     }
 
     func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment
         merged.removeValue(forKey: "DISPLAY")
         merged.removeValue(forKey: "WAYLAND_DISPLAY")
         for (key, value) in environment { merged[key] = value }
-        process.environment = merged
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = Pipe()
+        let process = ChildProcess(executable, arguments, environment: merged, output: .pipe)
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 @testable import RunwayStorage
 
 /// A fresh directory under the system temp folder, removed when the test ends.
@@ -17,15 +18,9 @@ final class TemporaryRoot {
 
 /// Runs a program and returns its standard output; fails the test on a non-zero exit.
 func run(_ executable: String, _ arguments: [String], in directory: URL? = nil) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = directory }
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = Pipe()
+    let process = ChildProcess(executable, arguments, directory: directory?.path, output: .pipe)
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
         throw StorageError.io(operation: executable, path: arguments.joined(separator: " "), reason: "exit \(process.terminationStatus)")

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 import HTTPTypes
 import Testing
 @testable import Runway
@@ -190,18 +191,11 @@ struct AWSSignatureV4Tests {
     }
 
     static func runPython(_ arguments: [String], input: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = Pipe()
+        let process = ChildProcess("/usr/bin/env", ["python3"] + arguments, input: .pipe, output: .pipe)
         try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.standardInput?.write(input)
+        try process.standardInput?.close()
+        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw RunwayError.transport(description: "python3 exited \(process.terminationStatus)") }
         return data

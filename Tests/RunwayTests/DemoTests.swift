@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 import Testing
 
 /// `runway demo`, end to end in child processes: it exits 0 only when every chapter saw what
@@ -72,16 +73,12 @@ struct DemoTests {
     /// Runs `runway demo` with `arguments`; its exit status, its last line of standard output
     /// as JSON, and everything it printed.
     private func runDemo(_ arguments: [String], parse: Bool = true) async throws -> (Int32, [String: Any], String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-        process.arguments = ["-n", "19", runwayExecutable().path, "demo"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
+        let process = ChildProcess(
+            "/usr/bin/nice", ["-n", "19", runwayExecutable().path, "demo"] + arguments, output: .pipe, error: .output)
         try process.run()
-        let reader = output.fileHandleForReading
+        let reader = process.standardOutput
         let text = await offThePool {
-            let data = reader.readDataToEndOfFile()
+            let data = reader?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 import Logging
 @testable import Runway
 import RunwayNIO
@@ -11,11 +12,7 @@ import Testing
 struct NetworkMonitorTests {
     /// Runs `ip` with `arguments` and waits for it.
     static func ip(_ arguments: [String]) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let process = ChildProcess("/usr/sbin/ip", arguments)
         try process.run()
         await offThePool { process.waitUntilExit() }
         guard process.terminationStatus == 0 else {
@@ -27,15 +24,11 @@ struct NetworkMonitorTests {
     /// leaves its veth behind, and a second link on the same subnet would take this one's
     /// packets.
     static func freeSubnet() async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = ["-4", "-o", "addr", "show"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        let process = ChildProcess("/usr/sbin/ip", ["-4", "-o", "addr", "show"], output: .pipe)
         try process.run()
+        let reader = process.standardOutput
         let listing = await offThePool { () -> String in
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let data = reader?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }
@@ -66,19 +59,16 @@ struct NetworkMonitorTests {
     func rtnetlinkSeesALinkComeUp() async throws {
         let namespace = "runway-\(UUID().uuidString.prefix(8).lowercased())"
         try await Self.ip(["netns", "add", namespace])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = ["netns", "exec", namespace, runwayExecutable().path, "network", "--watch", "2"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        let process = ChildProcess(
+            "/usr/sbin/ip", ["netns", "exec", namespace, runwayExecutable().path, "network", "--watch", "2"], output: .pipe)
         try await withCleanup({
             if process.isRunning { process.terminate() }
             try? await Self.ip(["netns", "del", namespace])
         }) {
             try process.run()
+            guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
             // Only loopback, and it is down: nothing is reachable.
-            let first = await Self.line(output.fileHandleForReading)
+            let first = await Self.line(output)
             #expect(first.contains(#""reachable":false"#), "\(first)")
             // A veth pair with an address comes up: a subnet of its own, no way beyond it — still
             // unreachable, so no line. With a default route, the monitor hears it from the kernel.
@@ -87,11 +77,11 @@ struct NetworkMonitorTests {
             try await Self.ip(["-n", namespace, "link", "set", "v1", "up"])
             try await Self.ip(["-n", namespace, "link", "set", "v0", "up"])
             try await Self.ip(["-n", namespace, "route", "add", "default", "via", "10.77.0.2"])
-            let second = await Self.line(output.fileHandleForReading)
+            let second = await Self.line(output)
             #expect(second.contains(#""reachable":true"#), "\(second)")
             // The default route goes, the link stays up with its address: unreachable again.
             try await Self.ip(["-n", namespace, "route", "del", "default"])
-            let third = await Self.line(output.fileHandleForReading)
+            let third = await Self.line(output)
             #expect(third.contains(#""reachable":false"#), "\(third)")
         }
     }
@@ -108,11 +98,11 @@ struct NetworkMonitorTests {
         let (host, inside) = ("rwh\(tag)", "rwn\(tag)")
         let subnet = try await Self.freeSubnet()
         try await Self.ip(["netns", "add", namespace])
-        let process = Process()
+        var process: ChildProcess?
         var server: DemoServer?
         try await withCleanup({
             server?.probe.openGate("link-loss")
-            if process.isRunning { process.terminate() }
+            if let process, process.isRunning { process.terminate() }
             try? await Self.ip(["link", "del", host])
             try? await Self.ip(["netns", "del", namespace])
             await server?.stop()
@@ -125,22 +115,23 @@ struct NetworkMonitorTests {
             try await Self.ip(["-n", namespace, "route", "add", "default", "via", "\(subnet).1"])
             let started = try await DemoServer.start(address: "\(subnet).1")
             server = started
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-            process.arguments = [
-                "netns", "exec", namespace, runwayExecutable().path, "network",
-                "--get", "http://\(subnet).1:\(started.port)/faults/gate/link-loss", "--timeout", "40",
-            ]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let path = await Self.line(output.fileHandleForReading)
+            let client = ChildProcess(
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", namespace, runwayExecutable().path, "network",
+                    "--get", "http://\(subnet).1:\(started.port)/faults/gate/link-loss", "--timeout", "40",
+                ],
+                output: .pipe)
+            process = client
+            try client.run()
+            guard let output = client.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
+            let path = await Self.line(output)
             #expect(path.contains(#""reachable":true"#), "\(path)")
             // The request is at the server, held at a gate: the load is in flight.
             await started.probe.wait(for: .gateWaiting)
             try await Self.ip(["link", "set", host, "down"])
-            var outcome = await Self.line(output.fileHandleForReading)
-            if outcome.contains(#""load""#) { outcome = await Self.line(output.fileHandleForReading) }
+            var outcome = await Self.line(output)
+            if outcome.contains(#""load""#) { outcome = await Self.line(output) }
             #expect(outcome.contains(#""outcome":"noNetwork.unreachable""#), "\(outcome), not the 40 s timeout")
             #expect(started.probe.count("/faults/gate/link-loss") == 1)
         }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import RunwayTestSupport
 import HTTPTypes
 import Logging
 import NIOCore
@@ -17,7 +18,7 @@ import Testing
 struct CollectorScaleOutTests {
     /// A `runway serve --postgres` child process, verifying with the demo key.
     struct Collector {
-        let process: Process
+        let process: ChildProcess
         let baseURL: String
 
         static func start(_ url: String) async throws -> Collector {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RunwayTestSupport
 import Hummingbird
 import Runway
 import RunwayServer
@@ -15,7 +16,7 @@ import Testing
 struct OperationLogCrashTests {
     /// Reads `committed <id>` lines from `reader` until `killAfter` were seen, kills the child
     /// with SIGKILL (after a random few milliseconds more), and returns every id it printed.
-    static func runUntilKilled(_ process: Process, _ reader: FileHandle, killAfter: Int) async -> [String] {
+    static func runUntilKilled(_ process: ChildProcess, _ reader: FileHandle, killAfter: Int) async -> [String] {
         await offThePool {
             var ids: [String] = []
             var buffer = Data()

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import RunwayTestSupport
 import HTTPTypes
 import NIOCore
 @testable import Runway
@@ -13,7 +14,7 @@ struct ServeVerifiesTests {
     /// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
     static func serve(
         _ arguments: [String], niceness: Int = 19, until last: @escaping @Sendable (String) -> Bool
-    ) async throws -> (Process, baseURL: String, banner: [String]) {
+    ) async throws -> (ChildProcess, baseURL: String, banner: [String]) {
         let (process, reader) = try startNiced(["serve", "--quiet"] + arguments, niceness: niceness)
         var banner: [String] = []
         while banner.last.map(last) != true {

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 
 /// httpbin (PyPI) under gunicorn, in a child process on a free loopback port: a server Runway's
 /// authors did not write, with its own reading of HTTP — `WWW-Authenticate` on every 401,
@@ -8,7 +9,7 @@ struct HTTPBin {
         var description: String
     }
 
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     /// `http://127.0.0.1:PORT`.
@@ -17,12 +18,10 @@ struct HTTPBin {
     /// Starts gunicorn (threaded workers, so a slow endpoint holds no other request) and waits
     /// for the address it listens on.
     static func start() async throws -> HTTPBin {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // A child started from the test process inherits its blocked signals, so gunicorn would
         // never hear the signal that stops it: the mask is cleared before gunicorn starts.
         let launcher = "import signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); from gunicorn.app.wsgiapp import run; sys.argv = ['gunicorn'] + sys.argv[1:]; run()"
-        process.arguments = [
+        let arguments = [
             "python3", "-c", launcher, "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
             "--no-control-socket", "--log-level", "info",
             // gunicorn closes an idle keep-alive connection after 2 s; on a busy machine the
@@ -31,11 +30,9 @@ struct HTTPBin {
             // connections stay open for the test's length.
             "--keep-alive", "300", "httpbin:app",
         ]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        let process = ChildProcess("/usr/bin/env", arguments, error: .pipe)
         try process.run()
-        let reader = errors.fileHandleForReading
+        guard let reader = process.standardError else { throw ChildProcess.SpawnFailure(description: "no pipe") }
         let port = await offThePool { () -> Int? in
             var text = ""
             while true {

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 import PostgresNIO
 import RunwayServer
 
@@ -89,53 +90,21 @@ struct PostgresCluster {
     }
 
     /// Runs `program` and waits for it with `waitpid`, its output in a file and no other
-    /// descriptor of this process.
-    ///
-    /// Not `Process`: on Linux it learns of a child's exit through a descriptor the child
-    /// inherits, and the server that `pg_ctl start` leaves running inherits it too, so
-    /// `waitUntilExit` would never return.
+    /// descriptor of this process (``ChildProcess``: a `Process` would wait for the server that
+    /// `pg_ctl start` leaves running, as it inherits the descriptor `Process` watches).
     private static func run(_ program: String, _ arguments: [String], asPostgresUser: Bool) async throws {
         let argv = asPostgresUser ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("runway-pg-\(UUID().uuidString).out").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let child = ChildProcess(argv[0], Array(argv.dropFirst()), output: .file(outputPath), error: .output)
         let status: Int32 = try await offThePool {
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-            try closeEverythingElse(&actions)
-            var pid = pid_t()
-            let cArguments = argv.map { strdup($0) } + [nil]
-            defer { for argument in cArguments { free(argument) } }
-            let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-            guard spawned == 0 else { throw Unavailable(description: "cannot start \(argv[0]): errno \(spawned)") }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            return status
+            try child.run()
+            return child.terminationReason == .exit ? child.terminationStatus : 128 + child.terminationStatus
         }
         guard status == 0 else {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw Unavailable(description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
         }
-    }
-
-    /// Makes the child close every descriptor above standard error before it runs.
-    ///
-    /// Spawned children inherit every descriptor not marked close-on-exec, and the sockets of the
-    /// suite's servers are not: a test server's listening socket inherited by PostgreSQL stays
-    /// open after the test stops that server, so the kernel goes on completing connections to its
-    /// port that nobody serves. glibc 2.34 has `posix_spawn_file_actions_addclosefrom_np`, which
-    /// Swift's Glibc module does not export; it is looked up by name.
-    private static func closeEverythingElse(_ actions: inout posix_spawn_file_actions_t) throws {
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
-            throw Unavailable(description: "this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34+)")
-        }
-        let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
-        let result = closeFrom(&actions, 3)
-        guard result == 0 else { throw Unavailable(description: "posix_spawn_file_actions_addclosefrom_np: errno \(result)") }
     }
 
     /// A loopback port nothing listens on now, below the kernel's ephemeral range (32768 and up

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 import Testing
 
 /// The `runway` executable that `swift test` builds beside the test bundle (in its build
@@ -20,15 +21,11 @@ func runwayExecutable() -> URL {
 /// A child whose own progress a test waits on through many rounds (the operation log's kill
 /// test) asks for less: at the lowest priority beside eight CPU-bound processes it gets almost
 /// no CPU at all, and the test's run stretches past any sensible limit.
-func startNiced(_ arguments: [String], niceness: Int = 19) throws -> (Process, FileHandle) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-    process.arguments = ["-n", "\(niceness)", runwayExecutable().path] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
+func startNiced(_ arguments: [String], niceness: Int = 19) throws -> (ChildProcess, FileHandle) {
+    let process = ChildProcess("/usr/bin/nice", ["-n", "\(niceness)", runwayExecutable().path] + arguments, output: .pipe)
     try process.run()
-    return (process, output.fileHandleForReading)
+    guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
+    return (process, output)
 }
 
 /// Runs `runway` with `arguments` in a child process and returns its last line of output,
@@ -65,7 +62,7 @@ struct TransferChildFailed: Error {
 /// `runway serve --quiet` in a child process: the transfers' bytes never pass through this
 /// process's event loops, which every other test of the suite shares.
 final class ChildDemoServer: Sendable {
-    let process: Process
+    let process: ChildProcess
     let baseURL: String
 
     init() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestSupport
 import Testing
 
 @testable import Runway
@@ -15,9 +16,7 @@ struct UploadSpoolTests {
 
         // A process writes a spool file named after itself, as `makeFile` names it, and is
         // killed in the middle, as a crash would end it.
-        let crashed = Process()
-        crashed.executableURL = URL(fileURLWithPath: "/bin/sh")
-        crashed.arguments = ["-c", #"echo "half a form" > "$0/$$-0b8c"; kill -KILL $$"#, folder.path]
+        let crashed = ChildProcess("/bin/sh", ["-c", #"echo "half a form" > "$0/$$-0b8c"; kill -KILL $$"#, folder.path])
         try crashed.run()
         crashed.waitUntilExit()
         #expect(crashed.terminationReason == .uncaughtSignal)
