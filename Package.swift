@@ -56,7 +56,8 @@ let package = Package(
             resources: [.process("Resources")],
             swiftSettings: strictSettings
         ),
-        // The system zlib (gzip for operation-log uploads and the collector), without SwiftNIO.
+        // The system zlib (gzip for operation-log uploads and the collector, content decoding in
+        // the engine), without SwiftNIO.
         .systemLibrary(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
@@ -77,7 +78,7 @@ let package = Package(
             name: "RunwayLinks",
             swiftSettings: strictSettings
         ),
-        // The AsyncHTTPClient transport: HTTP/1.1 and HTTP/2, pooled connections, gzip.
+        // The AsyncHTTPClient transport: HTTP/1.1 and HTTP/2, pooled connections.
         .target(
             name: "RunwayNIO",
             dependencies: [

@@ -12,8 +12,9 @@ public import Runway
 /// The transport over AsyncHTTPClient: for Linux and servers, and for apps that want SwiftNIO's
 /// connection pool.
 ///
-/// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS), keeps connections pooled per
-/// host, and undoes gzip and deflate content encoding. Cancelling the calling task cancels the
+/// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS) and keeps connections pooled per
+/// host; it hands bodies on as they came off the wire, and the engine undoes their content
+/// coding. Cancelling the calling task cancels the
 /// request, which closes its connection: the engine's deadline over the whole exchange, head
 /// and body, and a load's cancellation end it that way (AsyncHTTPClient's own deadline stops at
 /// the head, so it is only a backstop, as is the read timeout, ``Connections/readTimeout``,
@@ -137,7 +138,7 @@ public final class AsyncHTTPClientTransport: Transport {
         return try madeClients.withLockedValue { clients in
             if let client = clients[key] { return client }
             guard !isShutDown.withLockedValue({ $0 }) else {
-                throw RunwayError.invalidRequest(reason: "the transport was shut down")
+                throw TransportFault.shutDown
             }
             var clientConfiguration = Self.clientConfiguration(connections)
             let nameCheck = address.map { _ in HostNameCheck(host: host) }
@@ -198,7 +199,8 @@ public final class AsyncHTTPClientTransport: Transport {
             // The engine owns redirects: it re-checks every hop against the service's rules.
             redirectConfiguration: .disallow,
             timeout: .init(connect: connections.connectTimeout, read: connections.readTimeout),
-            decompression: .enabled(limit: .ratio(100))
+            // The engine undoes content codings, one way for every transport.
+            decompression: .disabled
         )
         clientConfiguration.httpVersion = connections.httpVersion
         clientConfiguration.connectionPool.idleTimeout = connections.idleTimeout
@@ -246,7 +248,7 @@ public final class AsyncHTTPClientTransport: Transport {
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let scheme = request.head.scheme, let authority = request.head.authority else {
-            throw RunwayError.invalidRequest(reason: "the request has no scheme or authority")
+            throw RunwayError(.unsendableURL)
         }
         var outbound = HTTPClientRequest(url: "\(scheme)://\(authority)\(request.head.path ?? "/")")
         outbound.method = HTTPMethod(rawValue: request.head.method.rawValue)
@@ -264,31 +266,26 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let timeout = TimeAmount.nanoseconds(
             request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
-        if let pins = request.pins, !pinScopes.contains(pins.scope) {
-            throw RunwayError.tlsFailure(reason: "this transport cannot check pins on \(pins.scope) (\(pins.host))")
-        }
-        let client = try self.client(
-            for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
-        let sink = request.responseSink
+        try request.refuseUncheckablePins(checking: pinScopes)
         do {
+            let client = try self.client(
+                for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
             // AsyncHTTPClient's deadline covers the head only: a backstop behind the engine's.
             let response = try await client.execute(outbound, deadline: .now() + timeout)
             // A client the app passed in may follow redirects by itself; its answer skipped the
             // engine's checks of each hop, so it is refused.
-            guard response.history.count <= 1 else {
-                throw RunwayError.invalidRequest(
-                    reason: "the HTTPClient followed a redirect; make it with redirectConfiguration: .disallow")
-            }
+            guard response.history.count <= 1 else { throw TransportFault.followedRedirects }
             let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
             let head = Self.head(of: response)
-            // Every chunk to the sink as it arrives (the engine's, which bounds the body, or a
-            // download's file); without one, to a collector kept here.
-            let (target, collector) = BodyCollector.destination(for: sink)
+            // Every chunk to the sink as it arrives (the engine's, which decodes and bounds the
+            // body, or a download's file); without one, to a gathering kept here.
+            let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
             try target.begin(head)
             for try await chunk in response.body {
                 try chunk.withUnsafeReadableBytes { try target.write($0) }
             }
-            return TransportResponse(head: head, body: collector?.collected ?? Data(), httpVersion: version)
+            return try gathering?.response(head: head, httpVersion: version)
+                ?? TransportResponse(head: head, body: Data(), httpVersion: version)
         } catch {
             throw Self.classify(error)
         }
@@ -300,11 +297,13 @@ public final class AsyncHTTPClientTransport: Transport {
             guard let name = HTTPField.Name(header.name) else { continue }
             fields.append(HTTPField(name: name, value: header.value))
         }
-        return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields.describingDecodedBody())
+        return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
     }
 
+    /// `error` as the error an app meets: the fact AsyncHTTPClient's or SwiftNIO's error names,
+    /// by the engine's table.
     static func classify(_ error: any Error) -> RunwayError {
-        AsyncHTTPClientErrors.classify(error)
+        TransportFault.classify(error, naming: AsyncHTTPClientErrors.fault(of:))
     }
 }
 

@@ -14,13 +14,13 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// One row of the README's error table: what a library raised, and what the app receives.
+/// One row of a transport's translation: what its library raised, and the fact it names.
 struct ErrorMapping: Sendable, CustomTestStringConvertible {
     let raised: @Sendable () -> any Error
-    let expected: RunwayError
+    let expected: TransportFault
     let testDescription: String
 
-    init(_ name: String, _ raised: @escaping @Sendable () -> any Error, _ expected: RunwayError) {
+    init(_ name: String, _ raised: @escaping @Sendable () -> any Error, _ expected: TransportFault) {
         self.raised = raised
         self.expected = expected
         testDescription = name
@@ -39,108 +39,108 @@ struct ErrorClassificationTests {
         .init("cancelled", { HTTPClientError.cancelled }, .cancelled),
         .init("requestStreamCancelled", { HTTPClientError.requestStreamCancelled }, .cancelled),
         .init("CancellationError", { CancellationError() }, .cancelled),
-        .init("deadlineExceeded", { HTTPClientError.deadlineExceeded }, .timeout),
-        .init("readTimeout", { HTTPClientError.readTimeout }, .timeout),
-        .init("writeTimeout", { HTTPClientError.writeTimeout }, .timeout),
-        .init("getConnectionFromPoolTimeout", { HTTPClientError.getConnectionFromPoolTimeout }, .timeout),
-        .init("tlsHandshakeTimeout", { HTTPClientError.tlsHandshakeTimeout }, .timeout),
-        .init("socksHandshakeTimeout", { HTTPClientError.socksHandshakeTimeout }, .timeout),
-        .init("httpProxyHandshakeTimeout", { HTTPClientError.httpProxyHandshakeTimeout }, .timeout),
-        .init("connectTimeout", { HTTPClientError.connectTimeout }, .noNetwork(reason: .unreachable)),
+        .init("deadlineExceeded", { HTTPClientError.deadlineExceeded }, .timedOut),
+        .init("readTimeout", { HTTPClientError.readTimeout }, .timedOut),
+        .init("writeTimeout", { HTTPClientError.writeTimeout }, .timedOut),
+        .init("getConnectionFromPoolTimeout", { HTTPClientError.getConnectionFromPoolTimeout }, .timedOut),
+        .init("tlsHandshakeTimeout", { HTTPClientError.tlsHandshakeTimeout }, .timedOut),
+        .init("socksHandshakeTimeout", { HTTPClientError.socksHandshakeTimeout }, .timedOut),
+        .init("httpProxyHandshakeTimeout", { HTTPClientError.httpProxyHandshakeTimeout }, .timedOut),
+        .init("connectTimeout", { HTTPClientError.connectTimeout }, .unreachable),
         .init("remoteConnectionClosed", { HTTPClientError.remoteConnectionClosed }, .connectionLost),
         .init("uncleanShutdown", { HTTPClientError.uncleanShutdown }, .connectionLost),
-        .init("invalidURL", { HTTPClientError.invalidURL }, .invalidRequest(reason: "the URL cannot be sent")),
-        .init("emptyHost", { HTTPClientError.emptyHost }, .invalidRequest(reason: "the URL cannot be sent")),
-        .init("emptyScheme", { HTTPClientError.emptyScheme }, .invalidRequest(reason: "the URL cannot be sent")),
-        .init("missingSocketPath", { HTTPClientError.missingSocketPath }, .invalidRequest(reason: "the URL cannot be sent")),
+        .init("invalidURL", { HTTPClientError.invalidURL }, .unsendableURL),
+        .init("emptyHost", { HTTPClientError.emptyHost }, .unsendableURL),
+        .init("emptyScheme", { HTTPClientError.emptyScheme }, .unsendableURL),
+        .init("missingSocketPath", { HTTPClientError.missingSocketPath }, .unsendableURL),
         .init(
             "unsupportedScheme", { HTTPClientError.unsupportedScheme("ftp") },
-            .invalidRequest(reason: "only http and https URLs can be sent")),
+            .unsupportedScheme),
         .init(
             "traceRequestWithBody", { HTTPClientError.traceRequestWithBody },
-            .invalidRequest(reason: "a TRACE request cannot carry a body")),
+            .bodyNotAllowed),
         .init(
             "invalidHeaderFieldNames", { HTTPClientError.invalidHeaderFieldNames(["a b"]) },
-            .invalidRequest(reason: "a header field name or value holds characters HTTP does not allow")),
+            .invalidHeaderField),
         .init(
             "invalidHeaderFieldValues", { HTTPClientError.invalidHeaderFieldValues(["\n"]) },
-            .invalidRequest(reason: "a header field name or value holds characters HTTP does not allow")),
+            .invalidHeaderField),
         .init(
             "identityCodingIncorrectlyPresent", { HTTPClientError.identityCodingIncorrectlyPresent },
-            .invalidRequest(reason: "the request's length and transfer-encoding fields disagree")),
+            .framingConflict),
         .init(
             "contentLengthMissing", { HTTPClientError.contentLengthMissing },
-            .invalidRequest(reason: "the request's length and transfer-encoding fields disagree")),
+            .framingConflict),
         .init(
             "bodyLengthMismatch", { HTTPClientError.bodyLengthMismatch },
-            .invalidRequest(reason: "the body's length differs from the length the request announced")),
+            .bodyLengthMismatch),
         .init(
             "writeAfterRequestSent", { HTTPClientError.writeAfterRequestSent },
-            .invalidRequest(reason: "the body's length differs from the length the request announced")),
-        .init("alreadyShutdown", { HTTPClientError.alreadyShutdown }, .invalidRequest(reason: "the transport was shut down")),
+            .bodyLengthMismatch),
+        .init("alreadyShutdown", { HTTPClientError.alreadyShutdown }, .shutDown),
         .init(
             "shutdownUnsupported", { HTTPClientError.shutdownUnsupported },
-            .invalidRequest(reason: "the transport was shut down")),
+            .shutDown),
         .init(
             "redirectLimitReached", { HTTPClientError.redirectLimitReached },
-            .invalidRequest(reason: "the HTTPClient followed redirects; make it with redirectConfiguration: .disallow")),
+            .followedRedirects),
         .init(
             "redirectCycleDetected", { HTTPClientError.redirectCycleDetected },
-            .invalidRequest(reason: "the HTTPClient followed redirects; make it with redirectConfiguration: .disallow")),
+            .followedRedirects),
         .init(
             "invalidProxyConfiguration", { HTTPClientError.invalidProxyConfiguration },
-            .invalidRequest(reason: "the HTTP client's configuration is invalid")),
+            .misconfigured),
         .init(
             "invalidDNSOverridesConfiguration", { HTTPClientError.invalidDNSOverridesConfiguration },
-            .invalidRequest(reason: "the HTTP client's configuration is invalid")),
+            .misconfigured),
         .init(
             "invalidHTTPVersionConfiguration", { HTTPClientError.invalidHTTPVersionConfiguration },
-            .invalidRequest(reason: "the HTTP client's configuration is invalid")),
+            .misconfigured),
         .init(
             "invalidRedirectConfiguration", { HTTPClientError.invalidRedirectConfiguration },
-            .invalidRequest(reason: "the HTTP client's configuration is invalid")),
+            .misconfigured),
         .init(
             "invalidLocalAddress", { HTTPClientError.invalidLocalAddress },
-            .invalidRequest(reason: "the HTTP client's configuration is invalid")),
-        .init("invalidProxyResponse", { HTTPClientError.invalidProxyResponse }, .noNetwork(reason: .unreachable)),
+            .misconfigured),
+        .init("invalidProxyResponse", { HTTPClientError.invalidProxyResponse }, .unreachable),
         .init(
             "proxyAuthenticationRequired", { HTTPClientError.proxyAuthenticationRequired },
-            .unauthenticated(reason: "the HTTP proxy asked for credentials")),
+            .credentialsRequired(byProxy: true)),
         .init(
             "serverOfferedUnsupportedApplicationProtocol", { HTTPClientError.serverOfferedUnsupportedApplicationProtocol("spdy/3") },
-            .tlsFailure(reason: "the server chose an application protocol this client does not speak")),
+            .protocolNotNegotiated),
         .init(
             "internalStateFailure", { HTTPClientError.internalStateFailure() },
-            .transport(description: "the HTTP client reached a state it cannot continue from")),
+            .internalFailure),
         .init("NIOSSL uncleanShutdown", { NIOSSLError.uncleanShutdown }, .connectionLost),
         .init(
             "NIOSSL unableToValidateCertificate", { NIOSSLError.unableToValidateCertificate },
-            .tlsFailure(reason: "the server's certificate could not be validated")),
+            .certificateUnverifiable),
         .init(
             "NIOSSL failedToLoadCertificate", { NIOSSLError.failedToLoadCertificate },
-            .tlsFailure(reason: "the client's certificate or key could not be loaded")),
+            .clientCertificateUnloadable),
         .init(
             "NIOSSL handshakeFailed", { NIOSSLError.handshakeFailed(.syscallError) },
-            .tlsFailure(reason: "the TLS handshake failed")),
+            .handshakeFailed(detail: nil)),
         .init(
             "NIOSSL failedToValidateHostname", { NIOSSLExtraError.failedToValidateHostname },
-            .tlsFailure(reason: "the certificate does not name the host")),
-        .init("NIOSSL readInInvalidTLSState", { NIOSSLError.readInInvalidTLSState }, .tlsFailure(reason: "the secure connection failed")),
+            .certificateNameMismatch(host: nil)),
+        .init("NIOSSL readInInvalidTLSState", { NIOSSLError.readInInvalidTLSState }, .handshakeFailed(detail: nil)),
         .init("HTTPParser invalidEOFState", { HTTPParserError.invalidEOFState }, .connectionLost),
         .init(
             "HTTPParser invalidStatus", { HTTPParserError.invalidStatus },
-            .invalidResponse(reason: "the server's answer is not well-formed HTTP (invalid HTTP status code)")),
+            .malformedResponse(detail: "invalid HTTP status code")),
         .init(
             "NIOTooManyBytesError", { NIOTooManyBytesError(maxBytes: 32) },
-            .invalidResponse(reason: "the body is larger than allowed (32 bytes)")),
-        .init("ECONNREFUSED", { IOError(errnoCode: ECONNREFUSED, reason: "connect") }, .noNetwork(reason: .connectionRefused)),
-        .init("EHOSTUNREACH", { IOError(errnoCode: EHOSTUNREACH, reason: "connect") }, .noNetwork(reason: .unreachable)),
-        .init("ENETUNREACH", { IOError(errnoCode: ENETUNREACH, reason: "connect") }, .noNetwork(reason: .unreachable)),
+            .bodyTooLarge(limit: 32)),
+        .init("ECONNREFUSED", { IOError(errnoCode: ECONNREFUSED, reason: "connect") }, .connectionRefused),
+        .init("EHOSTUNREACH", { IOError(errnoCode: EHOSTUNREACH, reason: "connect") }, .unreachable),
+        .init("ENETUNREACH", { IOError(errnoCode: ENETUNREACH, reason: "connect") }, .unreachable),
         .init("ECONNRESET", { IOError(errnoCode: ECONNRESET, reason: "read") }, .connectionLost),
         .init("EPIPE", { IOError(errnoCode: EPIPE, reason: "write") }, .connectionLost),
-        .init("ETIMEDOUT", { IOError(errnoCode: ETIMEDOUT, reason: "connect") }, .timeout),
-        .init("EMFILE", { IOError(errnoCode: EMFILE, reason: "socket") }, .transport(description: "the connection failed (errno \(EMFILE))")),
-        .init("ChannelError connectTimeout", { ChannelError.connectTimeout(.seconds(1)) }, .noNetwork(reason: .unreachable)),
+        .init("ETIMEDOUT", { IOError(errnoCode: ETIMEDOUT, reason: "connect") }, .timedOut),
+        .init("EMFILE", { IOError(errnoCode: EMFILE, reason: "socket") }, .other("errno \(EMFILE)")),
+        .init("ChannelError connectTimeout", { ChannelError.connectTimeout(.seconds(1)) }, .unreachable),
         .init("ChannelError ioOnClosedChannel", { ChannelError.ioOnClosedChannel }, .connectionLost),
         .init("ChannelError eof", { ChannelError.eof }, .connectionLost),
         .init("ChannelError outputClosed", { ChannelError.outputClosed }, .connectionLost),
@@ -153,92 +153,92 @@ struct ErrorClassificationTests {
         }
         return [
             .init("cancelled", url(.cancelled), .cancelled),
-            .init("timedOut", url(.timedOut), .timeout),
-            .init("cannotConnectToHost", url(.cannotConnectToHost), .noNetwork(reason: .connectionRefused)),
-            .init("cannotFindHost", url(.cannotFindHost), .noNetwork(reason: .dnsFailure)),
-            .init("dnsLookupFailed", url(.dnsLookupFailed), .noNetwork(reason: .dnsFailure)),
-            .init("notConnectedToInternet", url(.notConnectedToInternet), .noNetwork(reason: .unreachable)),
-            .init("internationalRoamingOff", url(.internationalRoamingOff), .noNetwork(reason: .unreachable)),
-            .init("dataNotAllowed", url(.dataNotAllowed), .noNetwork(reason: .unreachable)),
-            .init("callIsActive", url(.callIsActive), .noNetwork(reason: .unreachable)),
+            .init("timedOut", url(.timedOut), .timedOut),
+            .init("cannotConnectToHost", url(.cannotConnectToHost), .connectionRefused),
+            .init("cannotFindHost", url(.cannotFindHost), .hostNotFound),
+            .init("dnsLookupFailed", url(.dnsLookupFailed), .hostNotFound),
+            .init("notConnectedToInternet", url(.notConnectedToInternet), .unreachable),
+            .init("internationalRoamingOff", url(.internationalRoamingOff), .unreachable),
+            .init("dataNotAllowed", url(.dataNotAllowed), .unreachable),
+            .init("callIsActive", url(.callIsActive), .unreachable),
             .init("networkConnectionLost", url(.networkConnectionLost), .connectionLost),
             .init(
                 "serverCertificateUntrusted", url(.serverCertificateUntrusted),
-                .tlsFailure(reason: "the server's certificate is not trusted")),
+                .certificateUntrusted),
             .init(
                 "serverCertificateHasUnknownRoot", url(.serverCertificateHasUnknownRoot),
-                .tlsFailure(reason: "the server's certificate is not trusted")),
+                .certificateUntrusted),
             .init(
                 "serverCertificateHasBadDate", url(.serverCertificateHasBadDate),
-                .tlsFailure(reason: "the server's certificate is expired or not yet valid")),
+                .certificateOutOfDate),
             .init(
                 "serverCertificateNotYetValid", url(.serverCertificateNotYetValid),
-                .tlsFailure(reason: "the server's certificate is expired or not yet valid")),
+                .certificateOutOfDate),
             .init(
                 "clientCertificateRejected", url(.clientCertificateRejected),
-                .tlsFailure(reason: "the server wants a client certificate this app did not give")),
+                .clientCertificateRefused),
             .init(
                 "clientCertificateRequired", url(.clientCertificateRequired),
-                .tlsFailure(reason: "the server wants a client certificate this app did not give")),
-            .init("secureConnectionFailed", url(.secureConnectionFailed), .tlsFailure(reason: "the secure connection failed")),
+                .clientCertificateRefused),
+            .init("secureConnectionFailed", url(.secureConnectionFailed), .handshakeFailed(detail: nil)),
             .init(
                 "appTransportSecurityRequiresSecureConnection", url(.appTransportSecurityRequiresSecureConnection),
-                .insecureConnection(host: "api.example.com")),
+                .insecureConnectionRefused(host: "api.example.com")),
             .init(
                 "userAuthenticationRequired", url(.userAuthenticationRequired),
-                .unauthenticated(reason: "the server asked for credentials that were not given")),
+                .credentialsRequired(byProxy: false)),
             .init(
                 "userCancelledAuthentication", url(.userCancelledAuthentication),
-                .unauthenticated(reason: "the server asked for credentials that were not given")),
+                .credentialsRequired(byProxy: false)),
             .init(
                 "badServerResponse", url(.badServerResponse),
-                .invalidResponse(reason: "the server's answer is not well-formed HTTP")),
+                .malformedResponse(detail: nil)),
             .init(
                 "cannotParseResponse", url(.cannotParseResponse),
-                .invalidResponse(reason: "the server's answer is not well-formed HTTP")),
+                .malformedResponse(detail: nil)),
             .init(
                 "cannotDecodeContentData", url(.cannotDecodeContentData),
-                .invalidResponse(reason: "the body cannot be decoded in its content encoding")),
+                .undecodableBody),
             .init(
                 "cannotDecodeRawData", url(.cannotDecodeRawData),
-                .invalidResponse(reason: "the body cannot be decoded in its content encoding")),
+                .undecodableBody),
             .init(
                 "dataLengthExceedsMaximum", url(.dataLengthExceedsMaximum),
-                .invalidResponse(reason: "the body is larger than allowed")),
-            .init("zeroByteResource", url(.zeroByteResource), .noContent),
-            .init("badURL", url(.badURL), .invalidRequest(reason: "the URL cannot be sent")),
-            .init("unsupportedURL", url(.unsupportedURL), .invalidRequest(reason: "the URL cannot be sent")),
+                .bodyTooLarge(limit: nil)),
+            .init("zeroByteResource", url(.zeroByteResource), .emptyResponse),
+            .init("badURL", url(.badURL), .unsendableURL),
+            .init("unsupportedURL", url(.unsupportedURL), .unsendableURL),
             .init(
                 "requestBodyStreamExhausted", url(.requestBodyStreamExhausted),
-                .invalidRequest(reason: "the body could not be read again for a retry")),
-            .init("fileDoesNotExist", url(.fileDoesNotExist), .invalidRequest(reason: "the file to upload cannot be read")),
-            .init("fileIsDirectory", url(.fileIsDirectory), .invalidRequest(reason: "the file to upload cannot be read")),
+                .bodyNotReplayable),
+            .init("fileDoesNotExist", url(.fileDoesNotExist), .uploadFileUnreadable),
+            .init("fileIsDirectory", url(.fileIsDirectory), .uploadFileUnreadable),
             .init(
                 "noPermissionsToReadFile", url(.noPermissionsToReadFile),
-                .invalidRequest(reason: "the file to upload cannot be read")),
+                .uploadFileUnreadable),
             .init(
                 "httpTooManyRedirects", url(.httpTooManyRedirects),
-                .redirectRefused(location: "", reason: "URLSession followed redirects it should have handed back")),
+                .followedRedirects),
             .init(
                 "redirectToNonExistentLocation", url(.redirectToNonExistentLocation),
-                .redirectRefused(location: "", reason: "URLSession followed redirects it should have handed back")),
+                .followedRedirects),
             .init(
                 "cannotWriteToFile", url(.cannotWriteToFile),
-                .transport(description: "the download could not be written to disk")),
+                .downloadNotWritable),
             .init(
                 "cannotCreateFile", url(.cannotCreateFile),
-                .transport(description: "the download could not be written to disk")),
+                .downloadNotWritable),
             .init(
                 "downloadDecodingFailedMidStream", url(.downloadDecodingFailedMidStream),
-                .transport(description: "the download could not be written to disk")),
+                .downloadNotWritable),
             .init(
                 "backgroundSessionWasDisconnected", url(.backgroundSessionWasDisconnected),
-                .transport(description: "the background session is not available")),
+                .systemRefused(code: URLError.Code.backgroundSessionWasDisconnected.rawValue)),
             .init(
                 "resourceUnavailable", url(.resourceUnavailable),
-                .transport(description: "the system refused the request (code \(URLError.Code.resourceUnavailable.rawValue))")),
+                .systemRefused(code: URLError.Code.resourceUnavailable.rawValue)),
             .init(
-                "unknown", url(.unknown), .transport(description: "the connection failed (code \(URLError.Code.unknown.rawValue))")),
+                "unknown", url(.unknown), .other("code \(URLError.Code.unknown.rawValue)")),
         ]
     }()
 
@@ -248,7 +248,7 @@ struct ErrorClassificationTests {
         func curl(_ text: String) -> @Sendable () -> any Error {
             { URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: text]) }
         }
-        let untrusted = RunwayError.tlsFailure(reason: "the server's certificate is not trusted")
+        let untrusted = TransportFault.certificateUntrusted
         return [
             .init("partial file", curl("transfer closed with 989 bytes remaining to read"), .connectionLost),
             .init("recv error", curl("Recv failure: Connection reset by peer"), .connectionLost),
@@ -258,44 +258,108 @@ struct ErrorClassificationTests {
             .init("peer failed verification", curl("SSL peer certificate or SSH remote key was not OK"), untrusted),
             .init(
                 "name mismatch", curl("SSL: no alternative certificate subject name matches target host name 'a.example'"),
-                .tlsFailure(reason: "the certificate does not name the host")),
+                .certificateNameMismatch(host: nil)),
             .init(
                 "handshake", curl("OpenSSL SSL_connect: Connection reset by peer in connection to a.example:443"),
-                .tlsFailure(reason: "the TLS handshake failed")),
+                .handshakeFailed(detail: nil)),
             .init(
                 "content coding", curl("Unrecognized content encoding type. libcurl understands deflate, gzip content encodings."),
-                .invalidResponse(reason: "the body is in a content coding that was not asked for and cannot be decoded")),
-            .init("anything else", curl("Something curl says"), .transport(description: "the connection failed (code -1)")),
+                .unofferedCoding(nil)),
+            .init("anything else", curl("Something curl says"), .other("code -1")),
         ]
     }()
 
     @Test("libcurl's texts behind URLSession's code -1 on Linux", arguments: curlTexts)
     func curlTextMapping(_ mapping: ErrorMapping) {
-        let classified = URLSessionTransport.classify(mapping.raised())
-        #expect(classified == mapping.expected)
-        Self.expectNoLibraryName(classified)
+        #expect(URLSessionErrors.fault(of: mapping.raised()) == mapping.expected)
+        #expect(URLSessionTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
     }
     #endif
 
-    @Test("AsyncHTTPClient and SwiftNIO errors", arguments: asyncHTTPClient)
+    @Test("AsyncHTTPClient and SwiftNIO errors name their fact", arguments: asyncHTTPClient)
     func asyncHTTPClientMapping(_ mapping: ErrorMapping) {
-        let classified = AsyncHTTPClientTransport.classify(mapping.raised())
-        #expect(classified == mapping.expected)
-        Self.expectNoLibraryName(classified)
+        #expect(AsyncHTTPClientErrors.fault(of: mapping.raised()) == mapping.expected)
+        #expect(AsyncHTTPClientTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
     }
 
-    @Test("URLSession errors", arguments: urlSession)
+    @Test("URLSession errors name their fact", arguments: urlSession)
     func urlSessionMapping(_ mapping: ErrorMapping) {
-        let classified = URLSessionTransport.classify(mapping.raised())
-        #expect(classified == mapping.expected)
-        Self.expectNoLibraryName(classified)
+        #expect(URLSessionErrors.fault(of: mapping.raised()) == mapping.expected)
+        #expect(URLSessionTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
     }
 
-    @Test("a TLS handshake's reason is BoringSSL's reason in words")
+    /// The same thing going wrong, as each library says it: both transports name one fact, so
+    /// the app meets one error whichever carried the load.
+    @Test("the same failure from either library is the same fact")
+    func sameFailureSameFact() {
+        let pairs: [(URLError.Code, any Error, TransportFault)] = [
+            (.cannotConnectToHost, IOError(errnoCode: ECONNREFUSED, reason: "connect"), .connectionRefused),
+            (.networkConnectionLost, IOError(errnoCode: ECONNRESET, reason: "read"), .connectionLost),
+            (.networkConnectionLost, HTTPClientError.remoteConnectionClosed, .connectionLost),
+            (.timedOut, HTTPClientError.readTimeout, .timedOut),
+            (.cancelled, HTTPClientError.cancelled, .cancelled),
+            (.notConnectedToInternet, IOError(errnoCode: ENETUNREACH, reason: "connect"), .unreachable),
+            (.badURL, HTTPClientError.invalidURL, .unsendableURL),
+            (.clientCertificateRequired, NIOSSLError.failedToLoadCertificate, .clientCertificateRefused),
+            (.httpTooManyRedirects, HTTPClientError.redirectLimitReached, .followedRedirects),
+        ]
+        for (code, nioError, fact) in pairs {
+            let fromURLSession = URLSessionErrors.fault(of: URLError(code))
+            let fromNIO = AsyncHTTPClientErrors.fault(of: nioError)
+            if fact == .clientCertificateRefused {
+                // Not the same failure: a certificate the server refused, one the client could not load.
+                #expect(fromURLSession == fact && fromNIO == .clientCertificateUnloadable)
+                continue
+            }
+            #expect(fromURLSession == fact, "URLSession \(code.rawValue)")
+            #expect(fromNIO == fact, "\(nioError)")
+        }
+    }
+
+    /// Every fact of the one table, with a value where it carries one.
+    static let everyFact: [TransportFault] = [
+        .cancelled, .timedOut, .connectionRefused, .hostNotFound, .unreachable, .connectionLost,
+        .certificateUntrusted, .certificateOutOfDate, .certificateNameMismatch(host: "a.example"),
+        .certificateNameMismatch(host: nil), .certificateUnverifiable, .clientCertificateRefused,
+        .clientCertificateUnloadable, .handshakeFailed(detail: "CERTIFICATE_VERIFY_FAILED"), .handshakeFailed(detail: nil),
+        .protocolNotNegotiated, .pinMismatch(host: "a.example"), .pinScopeUnsupported(.anyCertificateInChain, host: "a.example"),
+        .insecureConnectionRefused(host: "a.example"), .malformedResponse(detail: "invalid HTTP status code"),
+        .malformedResponse(detail: nil), .notHTTP, .bodyTooLarge(limit: 32), .bodyTooLarge(limit: nil), .undecodableBody,
+        .unofferedCoding("br"), .unofferedCoding(nil), .emptyResponse, .followedRedirects,
+        .credentialsRequired(byProxy: true), .credentialsRequired(byProxy: false), .unsendableURL, .unsupportedScheme,
+        .invalidHeaderField, .framingConflict, .bodyLengthMismatch, .bodyNotReplayable, .uploadFileUnreadable,
+        .bodyNotAllowed, .misconfigured, .shutDown, .downloadNotWritable, .systemRefused(code: -2000),
+        .internalFailure, .other("errno 24"),
+    ]
+
+    @Test("the table says every fact in words that name no library", arguments: everyFact)
+    func tableWords(_ fact: TransportFault) {
+        Self.expectNoLibraryName(RunwayError(fact))
+    }
+
+    @Test("the table's chosen cases")
+    func tableCases() {
+        #expect(RunwayError(.connectionRefused) == .noNetwork(reason: .connectionRefused))
+        #expect(RunwayError(.hostNotFound) == .noNetwork(reason: .dnsFailure))
+        #expect(RunwayError(.timedOut) == .timeout)
+        #expect(RunwayError(.pinMismatch(host: "a.example")) == .pinningFailed(host: "a.example"))
+        #expect(RunwayError(.insecureConnectionRefused(host: "a.example")) == .insecureConnection(host: "a.example"))
+        #expect(RunwayError(.emptyResponse) == .noContent)
+        #expect(
+            RunwayError(.handshakeFailed(detail: "CERTIFICATE_VERIFY_FAILED"))
+                == .tlsFailure(reason: "the TLS handshake failed: certificate verify failed"))
+        #expect(RunwayError(.other("errno 24")) == .transport(description: "the connection failed (errno 24)"))
+        // A RunwayError a transport threw passes as it is; anything unnamed is named by the caller.
+        #expect(TransportFault.classify(RunwayError.noContent) { _ in .notHTTP } == .noContent)
+        #expect(TransportFault.classify(TransportFault.shutDown) { _ in .notHTTP } == RunwayError(.shutDown))
+        #expect(TransportFault.classify(CocoaError(.fileNoSuchFile)) { _ in .notHTTP } == RunwayError(.notHTTP))
+    }
+
+    @Test("BoringSSL's reason code is read out of its error's description")
     func handshakeReason() {
         let description = "sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED])"
-        #expect(AsyncHTTPClientErrors.handshakeReason(description) == "the TLS handshake failed: certificate verify failed")
-        #expect(AsyncHTTPClientErrors.handshakeReason("sslError([])") == "the TLS handshake failed")
+        #expect(AsyncHTTPClientErrors.reasonCode(description) == "CERTIFICATE_VERIFY_FAILED")
+        #expect(AsyncHTTPClientErrors.reasonCode("sslError([])") == nil)
     }
 
     /// The case, over a real connection: a load queued for the transport's one pooled

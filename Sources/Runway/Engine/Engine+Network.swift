@@ -324,27 +324,34 @@ extension Engine {
             let total = prepared.body?.length ?? 0
             progress = { sent in report(sent, total) }
         }
-        // The body is gathered here, under the API's size limit, unless a download streams it.
+        // The body is gathered here, under the API's size limit, unless a download streams it;
+        // either way it passes the engine's content-coding step first.
         let collector = hooks.sink == nil ? BodyCollector(limit: api.maximumResponseSize) : nil
+        let decoding = DecodingSink(
+            target: hooks.sink ?? collector ?? BodyCollector(), transportDecodes: transportDecodesContent)
         var outgoing = TransportRequest(
             head: prepared.head, content: prepared.body, timeout: deadline - .now, apiName: api.name,
-            uploadProgress: progress, responseSink: hooks.sink ?? collector)
+            uploadProgress: progress, responseSink: decoding)
         outgoing.connectAddress = connectAddress
         outgoing.pins = pins(forAuthority: prepared.head.authority)
         let (result, ended) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
         do {
             var response = try result.get()
-            if let collector { response.body = try collector.body(orReturned: response.body) }
+            if decoding.head == nil {
+                // A transport that kept the body instead of streaming it: it passes the same
+                // step and the same limit now.
+                try decoding.begin(response.head)
+                try response.body.withUnsafeBytes { try decoding.write($0) }
+            }
+            try decoding.finish()
+            response.head = decoding.head ?? response.head
+            response.body = collector?.collected ?? Data()
             return response
-        } catch let error as RunwayError {
-            if ended == .networkLost { throw .noNetwork(reason: .unreachable) }
-            if ended == .deadline { throw .timeout }
-            throw cancellation.isCancelledOrTask ? .cancelled : error
         } catch {
             if ended == .networkLost { throw .noNetwork(reason: .unreachable) }
             if ended == .deadline { throw .timeout }
             if error is CancellationError || cancellation.isCancelledOrTask { throw .cancelled }
-            throw .transport(description: String(describing: error))
+            throw TransportFault.classify(error) { .other(String(describing: $0)) }
         }
     }
 

@@ -35,6 +35,8 @@ public final class Engine: Sendable {
     let coalescer = CallCoalescer()
     /// Whether the transport stops an exchange through ``TransportRequest/cancellation`` itself.
     let transportHonoursCancellation: Bool
+    /// Whether the transport undoes content codings itself (``Transport/decodesContent``).
+    let transportDecodesContent: Bool
     /// The deadline of every exchange in flight: the one place a deadline is kept.
     let deadlines = DeadlineWatch()
     /// The device's network: while it is unreachable, loads fail at once; its changes make
@@ -63,6 +65,7 @@ public final class Engine: Sendable {
     ) {
         self.transport = transport
         self.transportHonoursCancellation = transport.honoursCancellation
+        self.transportDecodesContent = transport.decodesContent
         self.cache = cache
         self.logger = logger
         self.sleep = sleep

@@ -4,9 +4,10 @@ import HTTPTypes
 /// Gathers a response body in memory, up to a limit: the one place that bounds what a response
 /// may cost in memory, whichever transport carries it.
 ///
-/// The engine hands one to the transport for every exchange whose body is not streamed to a
-/// download's file, with the API's ``API/maximumResponseSize``; a transport given no sink at all
-/// gathers into one without a limit. A head whose `Content-Length` already says too much is
+/// The engine streams into one every body that does not go to a download's file, with the API's
+/// ``API/maximumResponseSize``, behind its content-coding step (``DecodingSink``), so the limit
+/// counts decoded bytes; a transport given no sink at all gathers into one without a limit
+/// (``BodyGathering``). A head whose `Content-Length` already says too much is
 /// refused before a byte of its body is read, and a body that grows past the limit stops the
 /// exchange at the first chunk over it — the transport closes the connection instead of reading
 /// the rest. A body in a content coding no transport undid (``ContentCoding``) is refused at its
@@ -26,26 +27,8 @@ package final class BodyCollector: ResponseSink {
         self.limit = limit
     }
 
-    /// Where a transport streams a response body: the request's `sink` when it has one, or a new
-    /// collector without a limit, returned as well so that its body can be handed back.
-    package static func destination(for sink: (any ResponseSink)?) -> (sink: any ResponseSink, collector: BodyCollector?) {
-        if let sink { return (sink, nil) }
-        let collector = BodyCollector()
-        return (collector, collector)
-    }
-
     /// The body gathered so far (the last response's: each head starts it again).
     package var collected: Data { state.withLock { $0.body } }
-
-    /// The body of an exchange whose transport returned `returned`: what was gathered here, or —
-    /// from a transport that kept the body instead of streaming it into this sink — `returned`,
-    /// under the same limit.
-    package func body(orReturned returned: Data) throws(RunwayError) -> Data {
-        let gathered = collected
-        if !gathered.isEmpty || returned.isEmpty { return gathered }
-        guard returned.count <= limit else { throw tooLarge }
-        return returned
-    }
 
     package func begin(_ head: HTTPResponse) throws {
         if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
@@ -70,10 +53,10 @@ package final class BodyCollector: ResponseSink {
 
     /// A body in `coding`, which the engine did not offer and no transport undid.
     static func foreign(_ coding: String) -> RunwayError {
-        .invalidResponse(reason: "the body is in the content coding \(coding), which was not asked for and cannot be decoded")
+        RunwayError(.unofferedCoding(coding))
     }
 
     private var tooLarge: RunwayError {
-        .invalidResponse(reason: "the body is larger than allowed (\(limit) bytes)")
+        RunwayError(.bodyTooLarge(limit: limit))
     }
 }

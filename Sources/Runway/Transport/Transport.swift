@@ -8,10 +8,11 @@ public import HTTPTypes
 /// tests. Everything that is a rule of the exchange rather than a way of moving bytes belongs
 /// to the ``Engine``, so that no transport is weaker than another: the deadline over head and
 /// body, cancellation, the size cap (the engine's ``ResponseSink``), redirects, cookies,
-/// credentials and the pin decision (``PublicKeyPins/accepts(chain:)``). A transport sends the
-/// request, streams the answer into the sink, stops when told, and reports failures as
-/// ``RunwayError`` (``RunwayError/noNetwork(reason:)``, ``RunwayError/connectionLost``,
-/// ``RunwayError/cancelled``, …).
+/// credentials, the pin decision (``PublicKeyPins/accepts(chain:)``), content decoding and the
+/// head's description of the decoded body, and which ``RunwayError`` each failure
+/// is. A transport sends the request, streams the answer as it came off the wire into the
+/// sink, stops when told, and names what went wrong as a ``TransportFault`` — the engine's one
+/// table turns it into the error an app meets.
 public protocol Transport: Sendable {
     /// Sends `request` and returns the response.
     ///
@@ -19,8 +20,9 @@ public protocol Transport: Sendable {
     /// it end — when ``TransportRequest/cancellation`` is cancelled (see
     /// ``honoursCancellation``) or the calling task is.
     ///
-    /// - throws: ``RunwayError`` for every failure the transport can classify; anything else is
-    ///   reported by the engine as ``RunwayError/transport(description:)``.
+    /// - throws: A ``TransportFault`` naming what went wrong (or a ``RunwayError``: the built-in
+    ///   transports throw the table's error, so a caller without an engine meets it too);
+    ///   anything else is reported by the engine as ``TransportFault/other(_:)``.
     func send(_ request: TransportRequest) async throws -> TransportResponse
 
     /// Whether ``send(_:)`` stops the exchange when ``TransportRequest/cancellation`` is
@@ -41,10 +43,17 @@ public protocol Transport: Sendable {
     /// the transport cannot check fails closed. Empty (the default) for a transport that checks
     /// none.
     var pinScopes: Set<PublicKeyPins.Scope> { get }
+
+    /// Whether the bodies ``send(_:)`` hands on are already content-decoded — gzip and deflate
+    /// undone — while their heads still name the codings. `false` (the default): the transport
+    /// hands on bytes as they came off the wire and the engine undoes the codings itself, one
+    /// way for every transport. URLSession says `true`, as it undoes them whatever it is asked.
+    var decodesContent: Bool { get }
 }
 
 extension Transport {
     public var honoursCancellation: Bool { false }
+    public var decodesContent: Bool { false }
     public var supportsConnectAddress: Bool { false }
     public var pinScopes: Set<PublicKeyPins.Scope> { [] }
 }
@@ -104,6 +113,14 @@ public struct TransportRequest: Sendable {
         self.init(head: head, content: body.map(TransportBody.init), timeout: timeout, apiName: apiName)
     }
 
+    /// Refuses a request whose pins ask for a scope not in `scopes` (the sending transport's
+    /// ``Transport/pinScopes``): it is never sent unchecked.
+    ///
+    /// - throws: ``TransportFault/pinScopeUnsupported(_:host:)``, as the table's ``RunwayError``.
+    package func refuseUncheckablePins(checking scopes: Set<PublicKeyPins.Scope>) throws(RunwayError) {
+        if let pins, !scopes.contains(pins.scope) { throw RunwayError(.pinScopeUnsupported(pins.scope, host: pins.host)) }
+    }
+
     /// The body's bytes when it is held in memory; `nil` for none or for a body that streams
     /// from files. Setting it replaces the body with the bytes given.
     public var body: Data? {
@@ -125,10 +142,12 @@ public protocol ResponseSink: AnyObject, Sendable {
 
 /// A whole response: head and body.
 public struct TransportResponse: Sendable {
-    /// The response head.
+    /// The response head: as it came off the wire from a transport, with the codings the
+    /// engine undid and their wire length dropped from an engine or a transport that gathered
+    /// the body itself.
     public var head: HTTPResponse
-    /// The complete body, content-decoded (gzip already undone); empty when the request's
-    /// ``TransportRequest/responseSink`` received it.
+    /// The complete body; empty when the request's ``TransportRequest/responseSink`` received
+    /// it. Content-decoded when the transport gathered it itself (no sink was given).
     public var body: Data
     /// The HTTP version the exchange used (`"HTTP/2"`, `"HTTP/1.1"`), when the transport knows it.
     public var httpVersion: String?

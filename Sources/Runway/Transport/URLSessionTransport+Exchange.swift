@@ -22,16 +22,16 @@ final class ExchangeTask: Sendable {
         var continuation: CheckedContinuation<TransportResponse, any Error>?
     }
 
-    /// Where the body goes: the request's sink, or a collector kept here.
+    /// Where the body goes: the request's sink, or a gathering kept here.
     private let sink: any ResponseSink
-    private let collector: BodyCollector?
+    private let gathering: BodyGathering?
     let uploadProgress: (@Sendable (Int64) -> Void)?
     /// The pins a new connection for this exchange must satisfy.
     let pins: PublicKeyPins?
     private let state = Locked(State())
 
     init(request: TransportRequest, continuation: CheckedContinuation<TransportResponse, any Error>) {
-        (sink, collector) = BodyCollector.destination(for: request.responseSink)
+        (sink, gathering) = BodyGathering.destination(for: request, transportDecodes: true)
         self.uploadProgress = request.uploadProgress
         self.pins = request.pins
         state.withLock { $0.continuation = continuation }
@@ -71,28 +71,28 @@ final class ExchangeTask: Sendable {
     }
 
     /// The task ended; the caller gets the response, or the first failure.
-    func complete(response: URLResponse?, error: (any Error)?, classify: (any Error) -> RunwayError) {
+    func complete(response: URLResponse?, error: (any Error)?) {
         let (continuation, current) = state.withLock { state in
             defer { state.continuation = nil }
             return (state.continuation, state)
         }
         guard let continuation else { return }
-        let body = collector?.collected ?? Data()
+        let head: HTTPResponse
         if current.refusedByPin, let pins {
-            continuation.resume(throwing: RunwayError.pinningFailed(host: pins.host))
+            return continuation.resume(throwing: RunwayError(.pinMismatch(host: pins.host)))
         } else if let failure = current.failure {
-            continuation.resume(throwing: failure)
+            return continuation.resume(throwing: URLSessionTransport.classify(failure))
         } else if let challenged = current.challenged {
-            continuation.resume(
-                returning: TransportResponse(head: current.head ?? URLSessionTransport.head(of: challenged), body: body))
+            head = current.head ?? URLSessionTransport.head(of: challenged)
         } else if let error {
-            continuation.resume(throwing: classify(error))
+            return continuation.resume(throwing: URLSessionTransport.classify(error))
         } else if let http = response as? HTTPURLResponse {
-            continuation.resume(
-                returning: TransportResponse(head: current.head ?? URLSessionTransport.head(of: http), body: body))
+            head = current.head ?? URLSessionTransport.head(of: http)
         } else {
-            continuation.resume(throwing: RunwayError.transport(description: "the response is not HTTP"))
+            return continuation.resume(throwing: RunwayError(.notHTTP))
         }
+        guard let gathering else { return continuation.resume(returning: TransportResponse(head: head, body: Data())) }
+        continuation.resume(with: Result { try gathering.response(head: head, httpVersion: nil) }.mapError(URLSessionTransport.classify))
     }
 }
 
@@ -125,7 +125,7 @@ extension SessionDelegate: URLSessionDataDelegate {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = removeExchange(task.taskIdentifier) else { return }
-        exchange.complete(response: task.response, error: error, classify: URLSessionTransport.classify)
+        exchange.complete(response: task.response, error: error)
     }
 }
 

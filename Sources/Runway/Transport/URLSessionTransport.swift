@@ -60,10 +60,12 @@ public final class URLSessionTransport: Transport {
         #endif
     }
 
+    /// Yes: URLSession undoes gzip and deflate (and on Linux, libcurl's other codings) whatever
+    /// it is asked, and keeps the head's `Content-Encoding`.
+    public var decodesContent: Bool { true }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        if let pins = request.pins, !pinScopes.contains(pins.scope) {
-            throw RunwayError.tlsFailure(reason: "this transport cannot check pins on \(pins.scope) (\(pins.host))")
-        }
+        try request.refuseUncheckablePins(checking: pinScopes)
         let urlRequest = try Self.urlRequest(for: request)
         let handle = DataTaskHandle()
         // The engine ends the exchange — its deadline, the load's cancellation — through this.
@@ -75,7 +77,7 @@ public final class URLSessionTransport: Transport {
 
     static func urlRequest(for request: TransportRequest) throws(RunwayError) -> URLRequest {
         guard let url = request.head.url else {
-            throw .invalidRequest(reason: "the request has no valid URL")
+            throw RunwayError(.unsendableURL)
         }
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
         urlRequest.httpMethod = request.head.method.rawValue
@@ -97,11 +99,12 @@ public final class URLSessionTransport: Transport {
             }
             fields.append(HTTPField(name: fieldName, value: value))
         }
-        return HTTPResponse(status: .init(code: response.statusCode), headerFields: fields.describingDecodedBody())
+        return HTTPResponse(status: .init(code: response.statusCode), headerFields: fields)
     }
 
+    /// `error` as the error an app meets: the fact URLSession's error names, by the engine's table.
     static func classify(_ error: any Error) -> RunwayError {
-        URLSessionErrors.classify(error)
+        TransportFault.classify(error, naming: URLSessionErrors.fault(of:))
     }
 }
 

@@ -16,7 +16,8 @@ import Hummingbird
 /// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
 /// - `GET /faults/gzip` — a JSON list, gzip-encoded when the client accepts gzip.
 /// - `GET /faults/encoded?as=` — the same list in the content coding `as` (`gzip`, `deflate`;
-///   `raw-deflate`: labelled deflate, without zlib's header, as some servers send it), whatever
+///   `raw-deflate`: labelled deflate, without zlib's header, as some servers send it; `gzip-cut`:
+///   labelled gzip, the first half of the stream only, its length saying so), whatever
 ///   the client accepts; any other name labels the plain bytes with it (a coding the client
 ///   never offered).
 /// - `GET /faults/challenge?scheme=` — 401 with `WWW-Authenticate: {scheme} realm="runway"`.
@@ -126,11 +127,16 @@ enum FaultRoutes {
             // RFC 9110's deflate is zlib's format; some servers send the bare stream instead.
             case "deflate": body = try body.compress(with: .zlib())
             case "raw-deflate": body = try body.compress(with: .deflate())
+            // gzip cut short with its framing intact: the length says what was sent, but the
+            // stream stops halfway and its trailer never comes.
+            case "gzip-cut":
+                let whole = try body.compress(with: .gzip())
+                body = whole.getSlice(at: whole.readerIndex, length: whole.readableBytes / 2) ?? whole
             default: break
             }
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
-            headers[.contentEncoding] = coding == "raw-deflate" ? "deflate" : coding
+            headers[.contentEncoding] = ["raw-deflate": "deflate", "gzip-cut": "gzip"][coding] ?? coding
             headers[.init("X-Uncompressed-Length")!] = String(encodedList.count)
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
         }
