@@ -337,15 +337,20 @@ extension Engine {
         let (result, ended) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
         do {
             var response = try result.get()
+            var kept: Data?
             if decoding.head == nil {
                 // A transport that kept the body instead of streaming it: it passes the same
-                // step and the same limit now.
+                // step and the same limit now (without a copy when there is nothing to undo).
                 try decoding.begin(response.head)
-                try response.body.withUnsafeBytes { try decoding.write($0) }
+                if let collector, !decoding.isDecoding {
+                    kept = try collector.accept(whole: response.body)
+                } else {
+                    try response.body.withUnsafeBytes { try decoding.write($0) }
+                }
             }
             try decoding.finish()
             response.head = decoding.head ?? response.head
-            response.body = collector?.collected ?? Data()
+            response.body = kept ?? collector?.collected ?? Data()
             return response
         } catch {
             if ended == .networkLost { throw .noNetwork(reason: .unreachable) }

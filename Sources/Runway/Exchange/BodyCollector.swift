@@ -30,6 +30,18 @@ package final class BodyCollector: ResponseSink {
     /// The body gathered so far (the last response's: each head starts it again).
     package var collected: Data { state.withLock { $0.body } }
 
+    /// A whole body a transport kept instead of streaming, after ``begin(_:)`` took its head:
+    /// the same refusals as ``write(_:)``, without copying it.
+    package func accept(whole body: Data) throws(RunwayError) -> Data {
+        if body.isEmpty { return body }
+        let refusal = state.withLock { state -> RunwayError? in
+            if let coding = state.foreignCoding { return Self.foreign(coding) }
+            return body.count > limit ? tooLarge : nil
+        }
+        if let refusal { throw refusal }
+        return body
+    }
+
     package func begin(_ head: HTTPResponse) throws {
         if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
             throw tooLarge

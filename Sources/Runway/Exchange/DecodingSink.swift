@@ -32,6 +32,9 @@ package final class DecodingSink: ResponseSink {
     /// describes it.
     package var head: HTTPResponse? { state.withLock { $0.head } }
 
+    /// Whether this step undoes a coding of the current response (or hands its bytes on as they are).
+    package var isDecoding: Bool { state.withLock { !$0.decoders.isEmpty } }
+
     package func begin(_ head: HTTPResponse) throws {
         var described = head
         described.headerFields = head.headerFields.describingDecodedBody()

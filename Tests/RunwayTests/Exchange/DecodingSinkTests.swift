@@ -122,3 +122,41 @@ struct DecodingSinkTests {
         }
     }
 }
+
+/// An app's own transport that ignores the engine's sink and hands back the whole body.
+private struct KeepingTransport: Transport {
+    let head: HTTPResponse
+    let body: Data
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        TransportResponse(head: head, body: body)
+    }
+}
+
+@Suite("A transport that keeps the body instead of streaming it meets the same rules")
+struct KeptBodyTests {
+    static func load(_ body: Data, coding: String?, limit: Int = 32 << 20) async throws -> Result<RawResponse, RunwayError> {
+        var fields: HTTPFields = [.contentType: "application/octet-stream"]
+        if let coding { fields[.contentEncoding] = coding }
+        let engine = Engine(transport: KeepingTransport(head: HTTPResponse(status: .ok, headerFields: fields), body: body))
+        try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: "http://127.0.0.1:9"]))
+        var api = TestAPI(path: "/kept")
+        api.responseFormat = .raw
+        api.maximumResponseSize = limit
+        return await engine.perform(api)
+    }
+
+    @Test("a coded body is decoded, an oversized one refused, a foreign coding refused, a plain one handed on")
+    func keptBodies() async throws {
+        let original = Data(DecodingSinkTests.original)
+        let gzip = Data(try DecodingSinkTests.coded(DecodingSinkTests.original, .gzip()))
+        let decoded = try await Self.load(gzip, coding: "gzip").get()
+        #expect(decoded.body == original)
+        #expect(decoded.response.headerFields[.contentEncoding] == nil)
+        #expect(try await Self.load(original, coding: nil).get().body == original)
+        let tooLarge = try await Self.load(original, coding: nil, limit: 1000)
+        #expect(tooLarge.error == .invalidResponse(reason: "the body is larger than allowed (1000 bytes)"))
+        let foreign = try await Self.load(original, coding: "br")
+        #expect(foreign.error == RunwayError(.unofferedCoding("br")))
+    }
+}
