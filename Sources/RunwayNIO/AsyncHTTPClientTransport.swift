@@ -14,13 +14,12 @@ public import Runway
 ///
 /// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS) and keeps connections pooled per
 /// host; it hands bodies on as they came off the wire, and the engine undoes their content
-/// coding. Cancelling the calling task cancels the
-/// request, which closes its connection: the engine's deadline over the whole exchange, head
-/// and body, and a load's cancellation end it that way (AsyncHTTPClient's own deadline stops at
-/// the head, so it is only a backstop, as is the read timeout, ``Connections/readTimeout``,
-/// for a peer that stalls). It never follows redirects: a 3xx comes back as a response, and the
-/// `Engine` decides about the next hop. It lives in the `RunwayNIO` product so that an app using
-/// only `Runway` never links SwiftNIO.
+/// coding. Cancelling the calling task cancels the request, which closes its connection: the
+/// engine's deadline over the whole exchange, head and body, and a load's cancellation end it
+/// that way (AsyncHTTPClient's own deadline stops at the head, so it is only a backstop, as is
+/// the read timeout, ``Connections/readTimeout``, for a peer that stalls). It never follows
+/// redirects: a 3xx comes back as a response, and the `Engine` decides about the next hop. It
+/// lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
 ///
 /// For example:
 ///
@@ -101,8 +100,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// group and one pool for the whole app).
     ///
     /// The transport sends with `client` as it is configured, so make it with
-    /// `redirectConfiguration: .disallow`: the engine follows redirects itself, checking every
-    /// hop. AsyncHTTPClient keeps a client's configuration private, so this cannot be checked up
+    /// `redirectConfiguration: .disallow` — the engine follows redirects itself, checking every
+    /// hop — and leave its `decompression` `.disabled` (AsyncHTTPClient's default): the engine
+    /// undoes content codings itself, and a body the client already inflated fails as not in
+    /// its coding. AsyncHTTPClient keeps a client's configuration private, so this cannot be checked up
     /// front; an answer that arrives through redirects the client followed fails with
     /// `RunwayError.invalidRequest(reason:)` instead of landing. The settings in `connections`
     /// apply to the clients the transport makes for pinned hosts (on `client`'s

@@ -26,6 +26,8 @@ package struct BodyGathering: Sendable {
     /// - throws: ``TransportFault/undecodableBody`` for a coded body cut short.
     package func response(head: HTTPResponse, httpVersion: String?) throws(TransportFault) -> TransportResponse {
         try sink.finish()
-        return TransportResponse(head: sink.head ?? head, body: collector.collected, httpVersion: httpVersion)
+        var described = head
+        described.headerFields = head.headerFields.describingDecodedBody()
+        return TransportResponse(head: sink.head ?? described, body: collector.collected, httpVersion: httpVersion)
     }
 }

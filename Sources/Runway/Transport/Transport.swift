@@ -9,10 +9,10 @@ public import HTTPTypes
 /// to the ``Engine``, so that no transport is weaker than another: the deadline over head and
 /// body, cancellation, the size cap (the engine's ``ResponseSink``), redirects, cookies,
 /// credentials, the pin decision (``PublicKeyPins/accepts(chain:)``), content decoding and the
-/// head's description of the decoded body, and which ``RunwayError`` each failure
-/// is. A transport sends the request, streams the answer as it came off the wire into the
-/// sink, stops when told, and names what went wrong as a ``TransportFault`` — the engine's one
-/// table turns it into the error an app meets.
+/// head's description of the decoded body, and which ``RunwayError`` each failure is. A
+/// transport sends the request, streams the answer as it came off the wire into the sink, stops
+/// when told, and names what went wrong as a ``TransportFault`` — the engine's one table turns
+/// it into the error an app meets.
 public protocol Transport: Sendable {
     /// Sends `request` and returns the response.
     ///
