@@ -1,7 +1,7 @@
 #if os(Linux)
 import Foundation
-import RunwayTestSupport
 import RunwayLinks
+import RunwayTestSupport
 import Testing
 
 @Suite("Scheme registration on Linux (XDG)")

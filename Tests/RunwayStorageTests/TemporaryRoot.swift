@@ -1,6 +1,6 @@
 import Foundation
-import RunwayTestSupport
 @testable import RunwayStorage
+import RunwayTestSupport
 
 /// A fresh directory under the system temp folder, removed when the test ends.
 final class TemporaryRoot {

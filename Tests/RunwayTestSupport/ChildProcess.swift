@@ -20,6 +20,9 @@ import Darwin
 ///   `posix_spawn_file_actions_addclosefrom_np` instead, which lists nothing.
 /// - `Process` learns of a child's exit through a descriptor the child inherits, so a child
 ///   that leaves a daemon running (`pg_ctl start`) never seems to end; this waits with `waitpid`.
+///
+/// Set up and ``run()`` it on one task before sharing it: its streams are set by `run()`;
+/// waiting, polling and signalling are safe from any thread.
 public final class ChildProcess: @unchecked Sendable {
     /// Where one of the child's standard streams goes.
     public enum Stream: Sendable {

@@ -1,8 +1,8 @@
 import Foundation
-import RunwayTestSupport
 import HTTPTypes
-import Testing
 @testable import Runway
+import RunwayTestSupport
+import Testing
 
 @Suite("AWS Signature Version 4")
 struct AWSSignatureV4Tests {

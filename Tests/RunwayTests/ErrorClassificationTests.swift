@@ -300,17 +300,11 @@ struct ErrorClassificationTests {
             (.cancelled, HTTPClientError.cancelled, .cancelled),
             (.notConnectedToInternet, IOError(errnoCode: ENETUNREACH, reason: "connect"), .unreachable),
             (.badURL, HTTPClientError.invalidURL, .unsendableURL),
-            (.clientCertificateRequired, NIOSSLError.failedToLoadCertificate, .clientCertificateRefused),
             (.httpTooManyRedirects, HTTPClientError.redirectLimitReached, .followedRedirects),
         ]
         for (code, nioError, fact) in pairs {
             let fromURLSession = URLSessionErrors.fault(of: URLError(code))
             let fromNIO = AsyncHTTPClientErrors.fault(of: nioError)
-            if fact == .clientCertificateRefused {
-                // Not the same failure: a certificate the server refused, one the client could not load.
-                #expect(fromURLSession == fact && fromNIO == .clientCertificateUnloadable)
-                continue
-            }
             #expect(fromURLSession == fact, "URLSession \(code.rawValue)")
             #expect(fromNIO == fact, "\(nioError)")
         }

@@ -326,9 +326,15 @@ extension Engine {
         }
         // The body is gathered here, under the API's size limit, unless a download streams it;
         // either way it passes the engine's content-coding step first.
-        let collector = hooks.sink == nil ? BodyCollector(limit: api.maximumResponseSize) : nil
-        let decoding = DecodingSink(
-            target: hooks.sink ?? collector ?? BodyCollector(), transportDecodes: transportDecodesContent)
+        let collector: BodyCollector?
+        let target: any ResponseSink
+        if let sink = hooks.sink {
+            (collector, target) = (nil, sink)
+        } else {
+            let gathering = BodyCollector(limit: api.maximumResponseSize)
+            (collector, target) = (gathering, gathering)
+        }
+        let decoding = DecodingSink(target: target, transportDecodes: transportDecodesContent)
         var outgoing = TransportRequest(
             head: prepared.head, content: prepared.body, timeout: deadline - .now, apiName: api.name,
             uploadProgress: progress, responseSink: decoding)

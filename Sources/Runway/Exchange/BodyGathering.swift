@@ -23,11 +23,12 @@ package struct BodyGathering: Sendable {
     /// The whole response whose head came off the wire as `head`: the head as the engine
     /// describes it, and the decoded body.
     ///
-    /// - throws: ``TransportFault/undecodableBody`` for a coded body cut short.
-    package func response(head: HTTPResponse, httpVersion: String?) throws(TransportFault) -> TransportResponse {
+    /// - throws: ``TransportFault/undecodableBody`` for a coded body cut short; what the
+    ///   collector refuses of a head the sink had not seen yet.
+    package func response(head: HTTPResponse, httpVersion: String?) throws -> TransportResponse {
+        // A head the transport did not stream (a challenged 401) passes the same step.
+        if sink.head == nil { try sink.begin(head) }
         try sink.finish()
-        var described = head
-        described.headerFields = head.headerFields.describingDecodedBody()
-        return TransportResponse(head: sink.head ?? described, body: collector.collected, httpVersion: httpVersion)
+        return TransportResponse(head: sink.head ?? head, body: collector.collected, httpVersion: httpVersion)
     }
 }

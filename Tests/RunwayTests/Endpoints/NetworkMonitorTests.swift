@@ -1,9 +1,9 @@
 import Foundation
-import RunwayTestSupport
 import Logging
 @testable import Runway
 import RunwayNIO
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// Reachability: the Linux monitor against a real network namespace, and what the engine, the

@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import RunwayTestSupport
 import HTTPTypes
 import Logging
 import NIOCore
@@ -9,6 +8,7 @@ import RunwayExamples
 import RunwayNIO
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// The collector's scale-out story as users deploy it: several stateless `runway serve`

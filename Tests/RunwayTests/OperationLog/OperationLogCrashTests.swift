@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
-import RunwayTestSupport
 import Hummingbird
 import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// `kill -9` against the operation log: a child process records and uploads without end and is

@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
-import RunwayTestSupport
 import HTTPTypes
 import NIOCore
 @testable import Runway
+import RunwayTestSupport
 import Testing
 
 /// `runway serve` as users deploy it: the collector and the listings verify signatures unless

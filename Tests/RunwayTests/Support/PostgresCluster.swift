@@ -1,7 +1,7 @@
 import Foundation
-import RunwayTestSupport
 import PostgresNIO
 import RunwayServer
+import RunwayTestSupport
 
 /// A throwaway PostgreSQL cluster for one test: `initdb` into a temporary folder, `pg_ctl start`
 /// on a free loopback port, `pg_ctl stop -m immediate` and the folder removed at the end.
