@@ -48,6 +48,8 @@ let package = Package(
                 "RunwayStorage",
                 "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the disk cache's hot read (GRDB hands out its statements for it).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

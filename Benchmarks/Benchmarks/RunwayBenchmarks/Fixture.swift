@@ -88,6 +88,26 @@ final class Fixture: @unchecked Sendable {
         return ParsedBody(object: try JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
     }
 
+    /// The same exchange with the body parsed by Runway's own parser (`JSON`): the baseline that
+    /// takes the parser out of a ratio, so that what is left is the layer's own cost.
+    func rawAsyncHTTPClientRunwayParser() async throws {
+        try Self.check(try await rawAsyncHTTPClientRunwayParsed())
+    }
+
+    /// The body parsed by Runway's parser, for a caller that takes it to the main actor.
+    func rawAsyncHTTPClientRunwayParsed() async throws -> JSON {
+        guard let rawClient else { throw FixtureError.notStarted }
+        let response = try await rawClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return try JSON(parsing: Data(body.readableBytesView))
+    }
+
+    func rawURLSessionRunwayParser() async throws {
+        guard let session, let url = URL(string: listingsURL) else { throw FixtureError.notStarted }
+        let (data, _) = try await session.data(from: url)
+        try Self.check(try JSON(parsing: data))
+    }
+
     func rawURLSession(delegated: Bool = false) async throws {
         guard let session = delegated ? delegatedSession : session, let url = URL(string: listingsURL) else {
             throw FixtureError.notStarted
@@ -117,6 +137,10 @@ final class Fixture: @unchecked Sendable {
     func runwayManager(_ manager: APIManager<ListingsAPI>) async throws {
         let response = try await manager.load()
         guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
+    }
+
+    static func check(_ json: JSON) throws {
+        guard json["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
     }
 
     static func check(_ object: Any) throws {

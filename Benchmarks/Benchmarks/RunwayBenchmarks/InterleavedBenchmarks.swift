@@ -5,124 +5,157 @@ import Runway
 ///
 /// The separate lines run one after the other, and on a shared two-core machine their figures
 /// drift by more than the difference being measured. Here each sample alternates short runs of
-/// both clients (20 loads each, the order swapped every round) against the same server and
-/// reports the ratio of their throughputs, so a slower minute slows both alike.
+/// the clients (20 loads each, the order rotated every round) against the same server and
+/// reports the ratio of their throughputs, so a slower minute slows all alike.
+///
+/// Each line has two baselines, run in the same rounds: raw AsyncHTTPClient parsing with
+/// `JSONSerialization` (what an app without Runway writes on Linux) and parsing with Runway's
+/// own parser. Runway's parser beats `JSONSerialization` several times over, so the first ratio
+/// credits the layer with its parser; the second leaves the parser out, and what is left under
+/// 100 % is the layer's own cost.
 enum InterleavedBenchmarks {
-    static let managerRatio = BenchmarkMetric.custom(
-        "APIManager ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
-    static let managerOffMainRatio = BenchmarkMetric.custom(
-        "APIManager from a background task ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+    /// One ratio, against the `JSONSerialization` baseline and against the Runway-parser one.
+    struct Metrics {
+        let serialization: BenchmarkMetric
+        let runwayParser: BenchmarkMetric
+
+        init(_ name: String) {
+            serialization = .custom("\(name) ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+            runwayParser = .custom(
+                "\(name) ÷ raw AHC + Runway's parser throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+        }
+    }
+
+    static let manager = Metrics("APIManager")
+    static let managerOffMain = Metrics("APIManager from a background task")
+    static let mainActorHops = Metrics("Engine through a main-actor function, from a background task,")
+    static let engine = Metrics("Engine")
+    static let engineOnMain = Metrics("Engine from the main actor")
+    static let concurrentEngine = Metrics("32 in flight: Engine")
+    static let concurrentManager = Metrics("32 in flight: APIManager from the main actor")
+    static let concurrentManagerOffMain = Metrics("32 in flight: APIManager from background tasks")
     static let mainActorFloorRatio = BenchmarkMetric.custom(
         "raw AHC + two main-actor round trips ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
-    static let concurrentEngineRatio = BenchmarkMetric.custom(
-        "32 in flight: Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
-    static let concurrentManagerRatio = BenchmarkMetric.custom(
-        "32 in flight: APIManager ÷ raw AHC from the main actor throughput (%)", polarity: .prefersLarger,
-        useScalingFactor: false)
-    static let concurrentManagerOffMainRatio = BenchmarkMetric.custom(
-        "32 in flight: APIManager from background tasks ÷ raw AHC throughput (%)", polarity: .prefersLarger,
-        useScalingFactor: false)
-    static let mainActorHopsRatio = BenchmarkMetric.custom(
-        "Engine through a main-actor function ÷ raw AHC, from a background task (%)", polarity: .prefersLarger,
-        useScalingFactor: false)
-    static let engineRatio = BenchmarkMetric.custom(
-        "Engine ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
-    static let engineOnMainRatio = BenchmarkMetric.custom(
-        "Engine from the main actor ÷ raw AHC throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
 
     static let rounds = 50
     static let loadsPerRun = 20
 
     static func register(_ fixture: Fixture) {
-        /// One line: `run` measures a sample against the fixture's engine over AsyncHTTPClient.
-        func line(_ name: String, _ metric: BenchmarkMetric, _ run: @escaping @Sendable (Engine) async throws -> Int) {
-            let configuration = Benchmark.Configuration(
-                metrics: [metric], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
-            Benchmark(name, configuration: configuration) { benchmark in
+        func configuration(_ metrics: [BenchmarkMetric]) -> Benchmark.Configuration {
+            .init(metrics: metrics, scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
+        }
+        /// One line: `run` measures a sample against the fixture's engine over AsyncHTTPClient and
+        /// returns its two ratios.
+        func line(_ name: String, _ metrics: Metrics, _ run: @escaping @Sendable (Engine) async throws -> Ratios) {
+            Benchmark(name, configuration: configuration([metrics.serialization, metrics.runwayParser])) { benchmark in
                 guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
-                benchmark.measurement(metric, try await run(engine))
+                let ratios = try await run(engine)
+                benchmark.measurement(metrics.serialization, ratios.serialization)
+                benchmark.measurement(metrics.runwayParser, ratios.runwayParser)
             }
         }
-        line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", managerRatio) { engine in
+        let raw: Baselines = (
+            { try await fixture.rawAsyncHTTPClient() }, { try await fixture.rawAsyncHTTPClientRunwayParser() }
+        )
+
+        line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", manager) { engine in
             try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
         }
-        line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from a background task", managerOffMainRatio) { engine in
+        line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from a background task", managerOffMain) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
-            return try await ratio(
-                raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayManager(manager) })
+            return try await ratios(raw: raw, runway: { try await fixture.runwayManager(manager) })
         }
         // The floor of any main-actor object a background task awaits: into the main actor to
-        // start the load, and into it again to land it.
-        line("GET sequential, interleaved: raw AsyncHTTPClient with a main-actor round trip before and after ÷ raw AsyncHTTPClient, from a background task", mainActorFloorRatio) { _ in
-            try await ratio(
-                raw: { try await fixture.rawAsyncHTTPClient() },
+        // start the load, and into it again to land it. Both sides parse alike.
+        let floor = Benchmark.Configuration(metrics: [mainActorFloorRatio], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
+        Benchmark("GET sequential, interleaved: raw AsyncHTTPClient with a main-actor round trip before and after ÷ raw AsyncHTTPClient, from a background task", configuration: floor) { benchmark in
+            let ratio = try await ratios(
+                raw: (raw.serialization, raw.serialization),
                 runway: {
                     await MainActor.run {}
                     try await fixture.rawAsyncHTTPClient()
                     await MainActor.run {}
                 })
+            benchmark.measurement(mainActorFloorRatio, ratio.serialization)
         }
         // The manager's own path for a background caller without its bookkeeping: into a
         // main-actor function, off it for the engine's work, back to land, back to the caller.
-        line("GET sequential, interleaved: Runway Engine awaited through a main-actor function ÷ raw AsyncHTTPClient, from a background task", mainActorHopsRatio) { engine in
-            try await ratio(
-                raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await MainActorLoop.engine(engine) })
+        line("GET sequential, interleaved: Runway Engine awaited through a main-actor function ÷ raw AsyncHTTPClient, from a background task", mainActorHops) { engine in
+            try await ratios(raw: raw, runway: { try await MainActorLoop.engine(engine) })
         }
-        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", engineRatio) { engine in
-            try await ratio(raw: { try await fixture.rawAsyncHTTPClient() }, runway: { try await fixture.runwayEngine(engine) })
+        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", engine) { engine in
+            try await ratios(raw: raw, runway: { try await fixture.runwayEngine(engine) })
         }
-        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor", engineOnMainRatio) { engine in
+        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor", engineOnMain) { engine in
             try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
         }
         // 32 in flight: each run is a batch of loads kept 32 deep, alternating as above.
-        let batch = 128
-        line("GET 32 in flight, interleaved: Runway Engine ÷ raw AsyncHTTPClient", concurrentEngineRatio) { engine in
-            try await ratio(rounds: 20, loadsPerRun: 1,
-                raw: { try await Fixture.inFlight(32, total: batch) { try await fixture.rawAsyncHTTPClient() } },
-                runway: { try await Fixture.inFlight(32, total: batch) { try await fixture.runwayEngine(engine) } })
+        let rawInFlight: Baselines = (inFlight(raw.serialization), inFlight(raw.runwayParser))
+        line("GET 32 in flight, interleaved: Runway Engine ÷ raw AsyncHTTPClient", concurrentEngine) { engine in
+            try await ratios(rounds: 20, loadsPerRun: 1, raw: rawInFlight, runway: inFlight { try await fixture.runwayEngine(engine) })
         }
-        line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", concurrentManagerRatio) { engine in
+        line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", concurrentManager) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
-            return try await ratio(rounds: 20, loadsPerRun: 1,
-                raw: { try await Fixture.inFlight(32, total: batch) { try await MainActorLoop.rawOnMain(fixture) } },
-                runway: { try await Fixture.inFlight(32, total: batch) { try await fixture.runwayManager(manager) } })
+            return try await ratios(rounds: 20, loadsPerRun: 1,
+                raw: (
+                    inFlight { try await MainActorLoop.rawOnMain(fixture) },
+                    inFlight { try await MainActorLoop.rawOnMainRunwayParser(fixture) }
+                ),
+                runway: inFlight { try await fixture.runwayManager(manager) })
         }
-        line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from background tasks", concurrentManagerOffMainRatio) { engine in
+        line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from background tasks", concurrentManagerOffMain) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
-            return try await ratio(rounds: 20, loadsPerRun: 1,
-                raw: { try await Fixture.inFlight(32, total: batch) { try await fixture.rawAsyncHTTPClient() } },
-                runway: { try await Fixture.inFlight(32, total: batch) { try await fixture.runwayManager(manager) } })
+            return try await ratios(rounds: 20, loadsPerRun: 1, raw: rawInFlight,
+                runway: inFlight { try await fixture.runwayManager(manager) })
         }
     }
 
-    /// Raw time over Runway's time for the same number of loads, in percent: above 100, Runway
-    /// served more loads per second than the raw client in the same stretch.
-    static func ratio(
+    /// A batch of 128 loads kept 32 deep: one run of a 32-in-flight line.
+    static func inFlight(_ load: @escaping @Sendable () async throws -> Void) -> @Sendable () async throws -> Void {
+        { try await Fixture.inFlight(32, total: 128, load) }
+    }
+
+    /// The two raw runs a line is measured against: parsing with `JSONSerialization`, and with
+    /// Runway's parser.
+    typealias Baselines = (
+        serialization: @Sendable () async throws -> Void, runwayParser: @Sendable () async throws -> Void
+    )
+    /// Raw time over Runway's time against each baseline, in percent.
+    typealias Ratios = (serialization: Int, runwayParser: Int)
+
+    /// Raw time over Runway's time for the same number of loads, in percent, against each
+    /// baseline: above 100, Runway served more loads per second than the raw client in the same
+    /// stretch. The three runs of a round go in an order rotated every round.
+    static func ratios(
         isolation: isolated (any Actor)? = #isolation, rounds: Int = rounds, loadsPerRun: Int = loadsPerRun,
-        raw: () async throws -> Void, runway: () async throws -> Void
-    ) async throws -> Int {
+        raw: Baselines, runway: () async throws -> Void
+    ) async throws -> Ratios {
         let clock = ContinuousClock()
-        var rawTime = Duration.zero
-        var runwayTime = Duration.zero
+        var times = [Duration](repeating: .zero, count: 3)
         for round in 0..<rounds {
-            for rawFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+            for step in 0..<3 {
+                let which = (round + step) % 3
                 let start = clock.now
                 for _ in 0..<loadsPerRun {
-                    if rawFirst { try await raw() } else { try await runway() }
+                    switch which {
+                    case 0: try await raw.serialization()
+                    case 1: try await raw.runwayParser()
+                    default: try await runway()
+                    }
                 }
-                if rawFirst { rawTime += clock.now - start } else { runwayTime += clock.now - start }
+                times[which] += clock.now - start
             }
         }
-        return Int((rawTime / runwayTime * 100).rounded())
+        return (Int((times[0] / times[2] * 100).rounded()), Int((times[1] / times[2] * 100).rounded()))
     }
 }
 
 extension MainActorLoop {
     /// The engine awaited from the main actor (its work off it, the answer back), against the
     /// raw client the same way: what the manager adds is the rest.
-    static func interleavedEngine(engine: Engine, fixture: Fixture) async throws -> Int {
-        try await InterleavedBenchmarks.ratio(
-            raw: { try await rawOnMain(fixture) },
+    static func interleavedEngine(engine: Engine, fixture: Fixture) async throws -> InterleavedBenchmarks.Ratios {
+        try await InterleavedBenchmarks.ratios(
+            raw: ({ try await rawOnMain(fixture) }, { try await rawOnMainRunwayParser(fixture) }),
             runway: {
                 let response = try await engine.perform(ListingsAPI()).get()
                 guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
@@ -136,9 +169,10 @@ extension MainActorLoop {
     }
 
     /// The manager and the raw client, each as a view controller would call it.
-    static func interleaved(engine: Engine, fixture: Fixture) async throws -> Int {
+    static func interleaved(engine: Engine, fixture: Fixture) async throws -> InterleavedBenchmarks.Ratios {
         let manager = APIManager(ListingsAPI(), engine: engine)
-        return try await InterleavedBenchmarks.ratio(
-            raw: { try await rawOnMain(fixture) }, runway: { try await fixture.runwayManager(manager) })
+        return try await InterleavedBenchmarks.ratios(
+            raw: ({ try await rawOnMain(fixture) }, { try await rawOnMainRunwayParser(fixture) }),
+            runway: { try await fixture.runwayManager(manager) })
     }
 }

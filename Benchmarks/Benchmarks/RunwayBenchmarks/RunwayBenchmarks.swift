@@ -35,6 +35,9 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("GET sequential: raw AsyncHTTPClient + JSONSerialization") { benchmark in
         for _ in benchmark.scaledIterations { try await fixture.rawAsyncHTTPClient() }
     }
+    Benchmark("GET sequential: raw AsyncHTTPClient + Runway's parser") { benchmark in
+        for _ in benchmark.scaledIterations { try await fixture.rawAsyncHTTPClientRunwayParser() }
+    }
     Benchmark("GET sequential: Runway Engine over AsyncHTTPClient") { benchmark in
         for _ in benchmark.scaledIterations { try await fixture.runwayEngine(fixture.nioEngine) }
     }
@@ -50,8 +53,14 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("GET sequential: raw AsyncHTTPClient + JSONSerialization, caller on the main actor") { benchmark in
         try await MainActorLoop.runRaw(benchmark.scaledIterations, fixture: fixture)
     }
+    Benchmark("GET sequential: raw AsyncHTTPClient + Runway's parser, caller on the main actor") { benchmark in
+        try await MainActorLoop.runRaw(benchmark.scaledIterations, fixture: fixture, runwayParser: true)
+    }
     Benchmark("GET sequential: raw URLSession + JSONSerialization") { benchmark in
         for _ in benchmark.scaledIterations { try await fixture.rawURLSession() }
+    }
+    Benchmark("GET sequential: raw URLSession + Runway's parser") { benchmark in
+        for _ in benchmark.scaledIterations { try await fixture.rawURLSessionRunwayParser() }
     }
     Benchmark("GET sequential: Runway Engine over URLSession") { benchmark in
         for _ in benchmark.scaledIterations { try await fixture.runwayEngine(fixture.sessionEngine) }
@@ -67,6 +76,11 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("GET 32 in flight: raw AsyncHTTPClient + JSONSerialization") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawAsyncHTTPClient() }
     }
+    Benchmark("GET 32 in flight: raw AsyncHTTPClient + Runway's parser") { benchmark in
+        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
+            try await fixture.rawAsyncHTTPClientRunwayParser()
+        }
+    }
     Benchmark("GET 32 in flight: Runway Engine over AsyncHTTPClient") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
             try await fixture.runwayEngine(fixture.nioEngine)
@@ -79,6 +93,9 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("GET 32 in flight: raw URLSession + JSONSerialization") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSession() }
+    }
+    Benchmark("GET 32 in flight: raw URLSession + Runway's parser") { benchmark in
+        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSessionRunwayParser() }
     }
     Benchmark("GET 32 in flight: Runway Engine over URLSession") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
@@ -117,17 +134,29 @@ enum MainActorLoop {
     /// What an app without Runway writes in a view controller: the request and the parsing off
     /// the main actor, the parsed result back on it (where it is read, then let go, as the
     /// manager's response is). The floor for any main-actor delivery.
-    static func runRaw(_ iterations: Range<Int>, fixture: Fixture) async throws {
-        for _ in iterations { try await rawOnMain(fixture) }
+    static func runRaw(_ iterations: Range<Int>, fixture: Fixture, runwayParser: Bool = false) async throws {
+        for _ in iterations {
+            if runwayParser { try await rawOnMainRunwayParser(fixture) } else { try await rawOnMain(fixture) }
+        }
     }
 
     static func rawOnMain(_ fixture: Fixture) async throws {
         try Fixture.check(try await offMain(fixture).object)
     }
 
+    /// The same, the body parsed by Runway's parser.
+    static func rawOnMainRunwayParser(_ fixture: Fixture) async throws {
+        try Fixture.check(try await offMainRunwayParser(fixture))
+    }
+
     @concurrent
     nonisolated static func offMain(_ fixture: Fixture) async throws -> ParsedBody {
         try await fixture.rawAsyncHTTPClientParsed()
+    }
+
+    @concurrent
+    nonisolated static func offMainRunwayParser(_ fixture: Fixture) async throws -> JSON {
+        try await fixture.rawAsyncHTTPClientRunwayParsed()
     }
 }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import GRDBSQLite
 import HTTPTypes
 public import Logging
 public import RunwayStorage
@@ -34,6 +35,9 @@ public import RunwayStorage
     private let container: Container
     private let migrator: DatabaseMigrator
     private let blobs: URL
+    /// `blobs` as a path ending in `/`: a hit reads its file by path, without building a URL
+    /// (which may ask the file system whether the name is a directory).
+    private let blobsPath: String
     private let limits: Limits
     private let totalSize: Locked<Int64>
     /// The serial queue every disk access of ``ResponseCache`` and every trim runs on: SQLite and
@@ -52,6 +56,7 @@ public import RunwayStorage
         self.logger = logger
         self.container = container
         blobs = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches).deletingLastPathComponent()
+        blobsPath = blobs.path.hasSuffix("/") ? blobs.path : blobs.path + "/"
         var migrator = DatabaseMigrator()
         migrator.registerMigration("entries-v1") { db in
             try db.execute(sql: """
@@ -132,37 +137,108 @@ public import RunwayStorage
 
     /// The entry of `key`, fresh or not; marks it recently used.
     ///
-    /// One cached statement outside a transaction (a single `SELECT` is atomic in SQLite), the
-    /// row read by column index, headers parsed by Runway's JSON parser: a read costs about what
-    /// opening a file does.
+    /// One cached statement outside a transaction (a single `SELECT` is atomic in SQLite) on the
+    /// writer's connection, stepped and read through SQLite's C API, which GRDB hands out for
+    /// this (`Statement.sqliteStatement`). Every disk access runs on ``queue``, so a reader
+    /// connection would buy no concurrency; a read through the pool's readers first asks SQLite
+    /// for the schema version — a second read transaction, with its own file locks — and GRDB's
+    /// row cursor costs more than the lookup itself. The C API also reads a row of the wrong
+    /// types (a tampered file) as values, where a typed row read would trap.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
         let pool = self.pool
         do {
-            let row = try pool.unsafeRead { db in
-                try Row.fetchOne(db.cachedStatement(sql: Self.selectSQL), arguments: [key])
+            let found = try pool.writeWithoutTransaction { db -> Found? in
+                try Self.select(key, with: db.cachedStatement(sql: Self.selectSQL), in: db)
             }
-            guard let row else { return nil }
+            guard let found else { return nil }
             let body: Data
-            if let file: String = row[3] {
-                guard let data = try? Data(contentsOf: blobs.appendingPathComponent(file)) else {
+            if let file = found.file {
+                guard Self.isBlobName(file), let data = FileManager.default.contents(atPath: blobsPath + file) else {
                     remove(key)
                     return nil
                 }
                 body = data
             } else {
-                body = row[2] ?? Data()
+                body = found.body ?? Data()
             }
-            let headerData: Data = row[1] ?? Data()
             pendingAccess.withLock { $0[key] = now.timeIntervalSince1970 }
             return CachedEntry(
-                key: key, status: row[0], headers: Self.decodeHeaders(headerData), body: body, json: nil,
-                storedAt: Date(timeIntervalSince1970: row[4]), expiresAt: Date(timeIntervalSince1970: row[5]),
-                apiName: row[6], sensitiveComponent: row[7], url: row[8])
+                key: key, status: found.status, headers: Self.decodeHeaders(found.headers), body: body, json: nil,
+                storedAt: Date(timeIntervalSince1970: found.storedAt), expiresAt: Date(timeIntervalSince1970: found.expiresAt),
+                apiName: found.apiName, sensitiveComponent: found.sensitiveComponent, url: found.url)
         } catch {
             logger.warning("runway cache: disk read failed", metadata: ["error": "\(error)"])
             recover(from: error, seenOn: pool)
             return nil
         }
+    }
+
+    /// Steps ``selectSQL`` for `key` and copies the row out; the statement is reset and its
+    /// binding cleared before returning, so it holds no read transaction and no pointer.
+    private static func select(_ key: String, with statement: Statement, in db: Database) throws -> Found? {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        // Bound without a copy (no destructor: SQLite keeps the pointer until the binding is
+        // cleared), so the step and the column reads stay inside the key's buffer's lifetime.
+        var utf8 = key
+        return try utf8.withUTF8 { bytes -> Found? in
+            let bound = bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(handle, 1, $0.baseAddress, CInt($0.count), nil)
+            }
+            let code = bound == SQLITE_OK ? sqlite3_step(handle) : bound
+            switch code {
+            case SQLITE_DONE:
+                return nil
+            case SQLITE_ROW:
+                return Found(
+                    status: Int(sqlite3_column_int64(handle, 0)), headers: blob(handle, 1) ?? Data(), body: blob(handle, 2),
+                    file: text(handle, 3), storedAt: sqlite3_column_double(handle, 4),
+                    expiresAt: sqlite3_column_double(handle, 5), apiName: text(handle, 6) ?? "",
+                    sensitiveComponent: text(handle, 7), url: text(handle, 8))
+            default:
+                let message = db.sqliteConnection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: selectSQL)
+            }
+        }
+    }
+
+    /// Whether `name` can be a body file the tier wrote: one name inside the blobs folder. A row
+    /// that names anything else (a tampered file naming `../…`) is never read or deleted through.
+    static func isBlobName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+    }
+
+    /// Column `index` as bytes; `nil` for NULL.
+    private static func blob(_ handle: SQLiteStatement, _ index: CInt) -> Data? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+
+    /// Column `index` as text (bytes that are not UTF-8 repaired); `nil` for NULL.
+    private static func text(_ handle: SQLiteStatement, _ index: CInt) -> String? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+        guard let bytes = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// A row's columns, copied out of SQLite before the connection is let go.
+    private struct Found {
+        var status: Int
+        var headers: Data
+        var body: Data?
+        var file: String?
+        var storedAt: Double
+        var expiresAt: Double
+        var apiName: String
+        var sensitiveComponent: String?
+        var url: String?
     }
 
     private static let selectSQL =
@@ -173,15 +249,52 @@ public import RunwayStorage
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
-    /// Header fields as a JSON array of `[name, value]` pairs, in order, repeated fields apart.
+    /// The first byte of the header format written now: never the first byte of the JSON that
+    /// earlier versions wrote (`[` or `{`).
+    static let headerFormat: UInt8 = 0x01
+
+    /// Header fields as ``headerFormat`` then `name NUL value NUL` for each field, in order,
+    /// repeated fields apart. HTTP allows no NUL in a field name or value, so the split is
+    /// unambiguous, and reading it back is a byte scan: a disk hit once spent more time parsing
+    /// its headers as JSON than in SQLite.
     static func encodeHeaders(_ headers: HTTPFields) -> Data {
-        let pairs = headers.map { JSON.array([.string($0.name.rawName), .string($0.value)]) }
-        return (try? JSON.array(pairs).encoded()) ?? Data("[]".utf8)
+        var bytes = [headerFormat]
+        for field in headers {
+            bytes += field.name.rawName.utf8
+            bytes.append(0)
+            bytes += field.value.utf8
+            bytes.append(0)
+        }
+        return Data(bytes)
     }
 
-    /// Reads what ``encodeHeaders(_:)`` wrote, and the JSON object of strings that earlier
-    /// versions wrote (one value per name); anything else reads as no fields.
+    /// Reads what ``encodeHeaders(_:)`` wrote, the JSON array of `[name, value]` pairs and the
+    /// JSON object of strings that earlier versions wrote; anything else reads as no fields. A
+    /// name that is not a valid field name is skipped with its value; bytes a value may not hold
+    /// read as spaces.
     static func decodeHeaders(_ data: Data) -> HTTPFields {
+        guard data.first == headerFormat else { return decodeJSONHeaders(data) }
+        var fields = HTTPFields()
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 1
+            var name: HTTPField.Name?
+            var expectsName = true
+            for index in 1..<bytes.count where bytes[index] == 0 {
+                let part = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                if expectsName {
+                    name = HTTPField.Name(String(decoding: part, as: UTF8.self))
+                } else if let name {
+                    fields.append(HTTPField(name: name, value: part))
+                }
+                expectsName.toggle()
+                start = index + 1
+            }
+        }
+        return fields
+    }
+
+    private static func decodeJSONHeaders(_ data: Data) -> HTTPFields {
         var fields = HTTPFields()
         switch try? JSON(parsing: data) {
         case .array(let pairs)?:
@@ -223,11 +336,12 @@ public import RunwayStorage
                     entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
                     entry.apiName, entry.sensitiveComponent, entry.url,
                 ])
-                return (old?[0] ?? 0, old?[1])
+                // Read leniently: a row of a tampered file may hold anything.
+                return (old.flatMap { Int64.fromDatabaseValue($0[0]) } ?? 0, old.flatMap { String.fromDatabaseValue($0[1]) })
             }
             // The body moved from a file into the index: the file goes.
-            if inline, let old = previous.file {
-                try? FileManager.default.removeItem(at: blobs.appendingPathComponent(old))
+            if inline, let old = previous.file, Self.isBlobName(old) {
+                try? FileManager.default.removeItem(atPath: blobsPath + old)
             }
             let total = totalSize.withLock { total in
                 total += size - previous.size
@@ -282,7 +396,7 @@ public import RunwayStorage
 
     /// Deletes the blob files of removed rows and recounts the total from the index.
     private func discard(_ files: [String]) throws {
-        for file in files { try? FileManager.default.removeItem(at: blobs.appendingPathComponent(file)) }
+        for file in files where Self.isBlobName(file) { try? FileManager.default.removeItem(atPath: blobsPath + file) }
         let size = try pool.read { db in try Int64.fetchOne(db, sql: Self.totalSizeSQL) } ?? 0
         totalSize.withLock { $0 = size }
     }
@@ -331,11 +445,11 @@ public import RunwayStorage
                 var total = try Int64.fetchOne(db, sql: Self.totalSizeSQL) ?? 0
                 var files: [String] = []
                 let rows = try Row.fetchCursor(db, sql: "SELECT key, size, file FROM entry ORDER BY accessed_at ASC")
-                var victims: [String] = []
+                var victims: [DatabaseValue] = []
                 while total > target, let row = try rows.next() {
                     victims.append(row["key"])
-                    total -= row["size"]
-                    if let file: String = row["file"] { files.append(file) }
+                    total -= Int64.fromDatabaseValue(row["size"]) ?? 0
+                    if let file = String.fromDatabaseValue(row["file"]) { files.append(file) }
                 }
                 for key in victims { try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [key]) }
                 return files

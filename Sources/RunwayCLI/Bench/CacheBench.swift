@@ -3,117 +3,67 @@ import Logging
 @_spi(Benchmarks) import Runway
 import RunwayStorage
 
-/// The cache tiers against the plain alternatives: `NSCache` for memory, one file per entry for
-/// disk, and inline blobs against files at several sizes (where the inline threshold belongs).
+/// The cache tiers against the plain alternatives — a dictionary-and-list LRU and `NSCache` for
+/// memory, one file per entry for disk — and inline bodies against files at several sizes (where
+/// the inline threshold belongs).
+///
+/// The lines are ``CacheWorkload/lines()``, the benchmark package's `Cache …` lines, timed here with
+/// a plain clock: a sample is one pass over 1,000 keys, only the operations are timed (inputs are
+/// built before, scratch folders deleted after), and each line prints the median of its samples
+/// in µs per operation.
 enum CacheBench {
-    static func run(entries: Int) throws {
-        try memory(entries: entries)
-        try disk()
+    static func run(samples: Int) throws {
+        print("Cache tiers: \(CacheWorkload.count) keys, median of \(samples) samples, µs per operation (only the operations timed)")
+        for line in CacheWorkload.lines() {
+            // One sample first, untimed, as the benchmark package warms up: the first pass of a
+            // line pays for page faults and lazily built tables.
+            try line.prepare()()
+            var times: [Double] = []
+            for _ in 0..<samples {
+                let run = try line.prepare()
+                times.append(perOperation(try timed(run), CacheWorkload.count))
+            }
+            times.sort()
+            let name = line.name.padding(toLength: max(line.name.count, 66), withPad: " ", startingAt: 0)
+            print("  \(name) " + String(format: "%9.2f µs", times[times.count / 2]))
+        }
+        if !PageCache.canDrop { print("  (the cold disk reads are left out: dropping the page cache needs root)") }
         try threshold()
     }
 
-    static func opsPerSecond(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+    /// Times `body` alone.
+    static func timed(_ body: () throws -> Void) rethrows -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
         try body()
-        let elapsed = clock.now - start
-        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return clock.now - start
     }
 
-    static func entry(_ key: String, bytes: Int) -> CachedEntry {
-        CachedEntry(
-            key: key, status: 200, headers: [:], body: Data(repeating: 7, count: bytes), json: nil, storedAt: Date(),
-            expiresAt: Date().addingTimeInterval(3600), apiName: "Bench", sensitiveComponent: nil)
-    }
-
-    final class Box { let entry: CachedEntry; init(_ entry: CachedEntry) { self.entry = entry } }
-
-    static func memory(entries: Int) throws {
-        let keys = (0..<entries).map { String(format: "%064x", $0 &* 2_654_435_761) }
-        let values = keys.map { entry($0, bytes: 512) }
-        let runway = MemoryCache(countLimit: entries, costLimit: Int.max / 2)
-        let nsCache = NSCache<NSString, Box>()
-        nsCache.countLimit = entries
-        let nsKeys = keys.map { $0 as NSString }
-        let boxes = values.map(Box.init)
-        var hits = 0
-        let runwaySet = opsPerSecond(entries) { for value in values { runway.store(value) } }
-        let runwayGet = opsPerSecond(entries) { for key in keys where runway.entry(key) != nil { hits += 1 } }
-        let nsSet = opsPerSecond(entries) { for (key, box) in zip(nsKeys, boxes) { nsCache.setObject(box, forKey: key) } }
-        let nsGet = opsPerSecond(entries) { for key in nsKeys where nsCache.object(forKey: key) != nil { hits += 1 } }
-        print("Memory tier, \(entries) entries of 512 B (ops/s; hits \(hits) of \(2 * entries)):")
-        print(String(format: "  Runway MemoryCache   set %10.0f   get %10.0f", runwaySet, runwayGet))
-        print(String(format: "  Foundation NSCache   set %10.0f   get %10.0f", nsSet, nsGet))
-        print(String(format: "  Runway / NSCache     set %9.1fx   get %9.1fx\n", runwaySet / nsSet, runwayGet / nsGet))
-    }
-
-    static func scratch() throws -> (URL, Container) {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return (url, Container(root: url))
-    }
-
-    static func disk() throws {
-        print("Disk tier against one file per entry (ops/s):")
-        for (bytes, count) in [(100, 2000), (100 * 1024, 300)] {
-            let (url, container) = try scratch()
-            defer { try? FileManager.default.removeItem(at: url) }
-            var logger = Logger(label: "bench")
-            logger.logLevel = .error
-            let disk = try DiskCache(
-                container: container, limits: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: 20 << 10),
-                logger: logger)
-            let values = (0..<count).map { entry(String(format: "%064x", $0), bytes: bytes) }
-            let now = Date()
-            let diskWrite = opsPerSecond(count) { for value in values { disk.store(value, now: now) } }
-            var read = 0
-            let diskRead = opsPerSecond(count) {
-                for value in values { read += disk.entry(value.key, now: now)?.bytes.count ?? 0 }
-            }
-            let folder = try container.url(for: "files/.keep", in: .caches).deletingLastPathComponent()
-            let fileWrite = try opsPerSecond(count) {
-                for value in values {
-                    try value.bytes.write(to: folder.appendingPathComponent(value.key), options: .atomic)
-                }
-            }
-            let fileRead = try opsPerSecond(count) {
-                for value in values { read += try Data(contentsOf: folder.appendingPathComponent(value.key)).count }
-            }
-            let label = bytes >= 1024 ? "\(bytes / 1024) KB" : "\(bytes) B"
-            print(String(format: "  %-7@ Runway DiskCache  write %8.0f  read %8.0f", label as NSString, diskWrite, diskRead))
-            print(String(format: "  %-7@ file per entry    write %8.0f  read %8.0f", label as NSString, fileWrite, fileRead))
-            // What a load's waiters wait for: the write itself before, queueing it now.
-            let queued = (0..<count).map { entry(String(format: "q%063x", $0), bytes: bytes) }
-            let caller = opsPerSecond(count) {
-                for value in queued { disk.queue.async { disk.store(value, now: now) } }
-            }
-            disk.queue.sync {}
-            print(String(format: "  %-7@ caller's wait     inline write %8.0f  queued write %10.0f", label as NSString, diskWrite, caller))
-        }
-        print("  (file per entry: Foundation's atomic write, no fsync — as the disk tier writes its blobs)\n")
-    }
-
+    /// The same sizes stored inline in SQLite and as files, reads and writes timed apart: where
+    /// the two cross is where the default inline threshold belongs.
     static func threshold() throws {
-        print("Where the inline threshold belongs: the same sizes stored inline in SQLite vs as files (write+read ops/s):")
-        for bytes in [4 << 10, 16 << 10, 64 << 10, 96 << 10, 128 << 10, 256 << 10, 1 << 20] {
-            var rates: [Double] = []
+        print("\nWhere the inline threshold belongs: bodies inside SQLite vs as files beside it (µs per operation, median of 5)")
+        print("  size      write inline   write file    read inline    read file")
+        for bytes in [4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10] {
+            let values = (0..<200).map { CacheWorkload.entry(String(format: "%064x", $0), bytes: bytes) }
+            let now = Date()
+            var figures: [Double] = []
             for inlineThreshold in [Int.max, 0] {
-                let (url, container) = try scratch()
-                defer { try? FileManager.default.removeItem(at: url) }
-                var logger = Logger(label: "bench")
-                logger.logLevel = .error
-                let disk = try DiskCache(
-                    container: container, limits: .init(sizeLimit: 1 << 40, trimRatio: 0.7, inlineThreshold: inlineThreshold),
-                    logger: logger)
-                let values = (0..<max(20, min(300, (32 << 20) / bytes))).map { entry(String(format: "%064x", $0), bytes: bytes) }
-                let now = Date()
-                rates.append(opsPerSecond(2 * values.count) {
-                    for value in values { disk.store(value, now: now) }
-                    for value in values { _ = disk.entry(value.key, now: now) }
-                })
+                var writes: [Double] = []
+                var reads: [Double] = []
+                for _ in 0..<5 {
+                    let scratch = try CacheWorkload.Scratch()
+                    let disk = try scratch.diskCache(inlineThreshold: inlineThreshold)
+                    writes.append(perOperation(timed { for value in values { disk.store(value, now: now) } }, values.count))
+                    reads.append(perOperation(timed { for value in values { _ = disk.entry(value.key, now: now) } }, values.count))
+                }
+                figures += [writes.sorted()[2], reads.sorted()[2]]
             }
-            print(String(format: "  %4d KB   inline %8.0f   file %8.0f   %@", bytes >> 10, rates[0], rates[1],
-                         (rates[0] >= rates[1] ? "inline faster" : "file faster") as NSString))
+            print(String(format: "  %4d KB  %12.1f %12.1f   %12.1f %12.1f", bytes >> 10, figures[0], figures[2], figures[1], figures[3]))
         }
+    }
+
+    static func perOperation(_ elapsed: Duration, _ count: Int) -> Double {
+        (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(count)
     }
 }

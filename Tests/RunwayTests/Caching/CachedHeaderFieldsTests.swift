@@ -73,4 +73,26 @@ struct CachedHeaderFieldsTests {
         #expect(current == written)
         #expect(DiskCache.decodeHeaders(Data("not json".utf8)).isEmpty)
     }
+
+    @Test("headers are stored as name NUL value NUL: read back in order; the last version's JSON arrays still read; damage loses only the damaged field")
+    func compactFormat() {
+        let link = HTTPField.Name("Link")!
+        var written = HTTPFields()
+        written[.contentType] = "application/json"
+        written.append(HTTPField(name: link, value: "<a>"))
+        written.append(HTTPField(name: link, value: "<b>"))
+        let stored = DiskCache.encodeHeaders(written)
+        #expect(stored.first == DiskCache.headerFormat)
+        #expect(DiskCache.decodeHeaders(stored) == written)
+        #expect(DiskCache.decodeHeaders(DiskCache.encodeHeaders(HTTPFields())).isEmpty)
+
+        let array = DiskCache.decodeHeaders(Data(#"[["Content-Type","application/json"],["Link","<a>"],["Link","<b>"]]"#.utf8))
+        #expect(array == written)
+
+        // A name HTTP does not allow is skipped with its value, a CR in a value reads as a space,
+        // and a last field cut short is dropped.
+        let damaged = DiskCache.decodeHeaders(Data([DiskCache.headerFormat] + Array("bad name\0x\0ETag\0\"v\r1\"\0Content-Type\0text".utf8)))
+        #expect(damaged.count == 1)
+        #expect(damaged[.eTag] == "\"v 1\"")
+    }
 }

@@ -351,6 +351,49 @@ struct ResponseCacheTests {
             expiresAt: clock.value.addingTimeInterval(60), apiName: "T", sensitiveComponent: nil)
     }
 
+    @Test("a tampered row reads as values, never traps; a body file that is missing or outside the blobs folder is a miss, and nothing outside is deleted")
+    func tamperedRowsRead() throws {
+        do {
+            let cache = try makeCache()
+            cache.disk?.store(entry("kept", "x"), now: clock.value)
+        }
+        let database = root.url.appendingPathComponent("Library/Caches/runway/http-cache.sqlite")
+        try DatabaseQueue(path: database.path).writeWithoutTransaction { db in
+            // SQLite keeps text in an INTEGER or DOUBLE column when it does not read as a number.
+            try db.execute(sql: """
+                INSERT INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
+                VALUES ('typed', 'two hundred', X'00FF', 'text body', NULL, 1, 'yesterday', 'tomorrow', 0, 12, 3.5, X'C3')
+                """)
+            try db.execute(sql: """
+                INSERT INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
+                VALUES ('gone', 200, X'01', NULL, 'no-such-file', 1, 0, 0, 0, 'T', NULL, NULL)
+                """)
+            try db.execute(sql: """
+                INSERT INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
+                VALUES ('outside', 200, X'01', NULL, '../../outside.txt', 'big', 0, 0, 0, 'T', NULL, NULL)
+                """)
+        }
+        // A file beside the container that the tampered row names.
+        let outside = root.url.appendingPathComponent("Library/Caches/outside.txt")
+        try Data("not the cache's".utf8).write(to: outside)
+        let cache = try makeCache()
+        let disk = try #require(cache.disk)
+        let typed = try #require(disk.entry("typed", now: clock.value))
+        #expect(typed.status == 0)
+        #expect(typed.body == Data("text body".utf8))
+        #expect(typed.headers.isEmpty)
+        #expect(typed.apiName == "12")
+        #expect(typed.sensitiveComponent == "3.5")
+        #expect(typed.url == "\u{FFFD}")
+        #expect(disk.entry("gone", now: clock.value) == nil)
+        #expect(disk.entry("outside", now: clock.value) == nil, "never read through a name outside the blobs folder")
+        #expect(disk.entry("kept", now: clock.value)?.body == Data("x".utf8))
+        // Removing every entry (the tampered ones too) deletes nothing outside the folder.
+        disk.removeAll()
+        #expect(FileManager.default.fileExists(atPath: outside.path))
+        #expect(disk.count == 0)
+    }
+
     @Test("a database locked by another process is not deleted: opening fails and the entries survive")
     func lockedIsNotCorrupt() throws {
         do {
