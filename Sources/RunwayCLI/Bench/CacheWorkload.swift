@@ -65,6 +65,20 @@ enum CacheWorkload {
         guard written == data.count, rename(temporary, file.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
+    /// A disk tier whose queued writes are waited for when the sample is let go (after the
+    /// timing stops), and whose folder goes only after them.
+    final class QueuedWrites {
+        let scratch: Scratch
+        let disk: DiskCache
+
+        init(scratch: Scratch) throws {
+            self.scratch = scratch
+            disk = try scratch.diskCache()
+        }
+
+        deinit { disk.queue.sync {} }
+    }
+
     /// What `NSCache` holds: it takes objects only.
     final class Box {
         let entry: CachedEntry
@@ -185,6 +199,16 @@ extension CacheWorkload {
                 let scratch = try Scratch()
                 let disk = try scratch.diskCache()
                 return { withExtendedLifetime(scratch) { for value in values { disk.store(value, now: now) } } }
+            },
+            // What a load waits for now: the write queued on the tier's queue, not the write.
+            line("write \(size), queued (the caller's wait): Runway DiskCache") {
+                let sample = try QueuedWrites(scratch: Scratch())
+                return {
+                    withExtendedLifetime(sample) {
+                        let disk = sample.disk
+                        for value in values { disk.queue.async { disk.store(value, now: now) } }
+                    }
+                }
             },
             line("write \(size): a file per entry") {
                 let scratch = try Scratch()
