@@ -151,6 +151,12 @@ public import RunwayStorage
                 try Self.select(key, with: db.cachedStatement(sql: Self.selectSQL), in: db)
             }
             guard let found else { return nil }
+            // A status no answer has (a damaged or tampered row) would trap in `HTTPResponse`:
+            // such a row is a miss, and goes.
+            guard (100...599).contains(found.status) else {
+                remove(key)
+                return nil
+            }
             let body: Data
             if let file = found.file {
                 guard Self.isBlobName(file), let data = FileManager.default.contents(atPath: blobsPath + file) else {
@@ -195,7 +201,7 @@ public import RunwayStorage
                 return nil
             case SQLITE_ROW:
                 return Found(
-                    status: Int(sqlite3_column_int64(handle, 0)), headers: blob(handle, 1) ?? Data(), body: blob(handle, 2),
+                    status: Int(clamping: sqlite3_column_int64(handle, 0)), headers: blob(handle, 1) ?? Data(), body: blob(handle, 2),
                     file: text(handle, 3), storedAt: sqlite3_column_double(handle, 4),
                     expiresAt: sqlite3_column_double(handle, 5), apiName: text(handle, 6) ?? "",
                     sensitiveComponent: text(handle, 7), url: text(handle, 8))

@@ -362,8 +362,15 @@ struct ResponseCacheTests {
             // SQLite keeps text in an INTEGER or DOUBLE column when it does not read as a number.
             try db.execute(sql: """
                 INSERT INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
-                VALUES ('typed', 'two hundred', X'00FF', 'text body', NULL, 1, 'yesterday', 'tomorrow', 0, 12, 3.5, X'C3')
+                VALUES ('typed', 200, X'00FF', 'text body', NULL, 1, 'yesterday', 'tomorrow', 0, 12, 3.5, X'C3')
                 """)
+            // A status no answer has would trap when the hit is landed: a miss.
+            for (key, status) in [("words", "'two hundred'"), ("huge", "1000"), ("negative", "-1")] {
+                try db.execute(sql: """
+                    INSERT INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
+                    VALUES ('\(key)', \(status), X'01', 'b', NULL, 1, 0, 0, 0, 'T', NULL, NULL)
+                    """)
+            }
             try db.execute(sql: """
                 INSERT INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
                 VALUES ('gone', 200, X'01', NULL, 'no-such-file', 1, 0, 0, 0, 'T', NULL, NULL)
@@ -379,12 +386,14 @@ struct ResponseCacheTests {
         let cache = try makeCache()
         let disk = try #require(cache.disk)
         let typed = try #require(disk.entry("typed", now: clock.value))
-        #expect(typed.status == 0)
+        #expect(typed.status == 200)
+        #expect(typed.storedAt == Date(timeIntervalSince1970: 0))
         #expect(typed.body == Data("text body".utf8))
         #expect(typed.headers.isEmpty)
         #expect(typed.apiName == "12")
         #expect(typed.sensitiveComponent == "3.5")
         #expect(typed.url == "\u{FFFD}")
+        for key in ["words", "huge", "negative"] { #expect(disk.entry(key, now: clock.value) == nil, "\(key)") }
         #expect(disk.entry("gone", now: clock.value) == nil)
         #expect(disk.entry("outside", now: clock.value) == nil, "never read through a name outside the blobs folder")
         #expect(disk.entry("kept", now: clock.value)?.body == Data("x".utf8))
