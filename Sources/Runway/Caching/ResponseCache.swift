@@ -33,8 +33,8 @@ public final class ResponseCache: Sendable {
         /// Bodies up to this size are stored inside the database, larger ones as files. Default
         /// 16 KB, the largest size at which reads from SQLite won in every run (`runway bench
         /// --suite cache`, release, a 2-core Linux VM; three runs): at 16 KB a body inside SQLite
-        /// read in 12.7–15.1 µs against 15.4–17.2 µs as a file, at 32 KB in 17.1–23.5 against
-        /// 16.2–18.2 µs, at 64 KB in 28.2–30.9 against 18.4–21.1 µs. Writes stay faster inside
+        /// read in 11.4–12.9 µs against 15.0–15.5 µs as a file, at 32 KB in 15.8–23.5 against
+        /// 16.2–16.6 µs, at 64 KB in 26.9–28.3 against 18.4–18.5 µs. Writes stay faster inside
         /// SQLite at every size measured (up to 128 KB), but a write is queued off the caller's
         /// path and a read is not.
         public var inlineThreshold: Int
