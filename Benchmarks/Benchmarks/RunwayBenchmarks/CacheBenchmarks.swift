@@ -2,10 +2,11 @@ import Benchmark
 
 /// The cache tiers beside their limits, in the same run: for memory, `NSCache` and a plain LRU
 /// (a dictionary and a linked list behind a `Mutex`, nothing else); for disk, one file per entry
-/// written and read with Foundation. The lines are ``CacheWorkload/lines()`` (a file of the CLI's,
-/// compiled here through a link), which `runway bench --suite cache` times with a plain clock: every
-/// sample is 1,000 operations on 1,000 keys, and only the operations are timed — inputs are built
-/// before the measurement starts, scratch folders deleted after it stops.
+/// written and read with Foundation. The lines are ``CacheWorkload/lines()`` (the CLI's
+/// `Bench/CacheLines` folder, compiled here through a link), which `runway bench --suite cache`
+/// times with a plain clock: every sample is 1,000 operations on 1,000 keys, and only the
+/// operations are timed — inputs are built before the measurement starts, scratch folders
+/// deleted after it stops.
 enum CacheBenchmarks {
     static func register() {
         let disk = Benchmark.Configuration(

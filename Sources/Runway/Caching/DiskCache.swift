@@ -140,10 +140,11 @@ public import RunwayStorage
     /// One cached statement outside a transaction (a single `SELECT` is atomic in SQLite) on the
     /// writer's connection, stepped and read through SQLite's C API, which GRDB hands out for
     /// this (`Statement.sqliteStatement`). Every disk access runs on ``queue``, so a reader
-    /// connection would buy no concurrency; a read through the pool's readers first asks SQLite
-    /// for the schema version — a second read transaction, with its own file locks — and GRDB's
-    /// row cursor costs more than the lookup itself. The C API also reads a row of the wrong
-    /// types (a tampered file) as values, where a typed row read would trap.
+    /// connection would buy no concurrency, and a read through the pool's readers first asks
+    /// SQLite for the schema version: a second read transaction, with its own file locks. GRDB's
+    /// row cursor added about 2 µs to every lookup (`runway bench --suite cache`: a miss in 5.4 µs
+    /// through it, 3.5 µs through the C API). The C API also reads a row of the wrong types (a
+    /// tampered file) as values, where a typed row read would trap.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
         let pool = self.pool
         do {
@@ -261,8 +262,8 @@ public import RunwayStorage
 
     /// Header fields as ``headerFormat`` then `name NUL value NUL` for each field, in order,
     /// repeated fields apart. HTTP allows no NUL in a field name or value, so the split is
-    /// unambiguous, and reading it back is a byte scan: a disk hit once spent more time parsing
-    /// its headers as JSON than in SQLite.
+    /// unambiguous, and reading it back is a byte scan instead of a JSON parse (about 0.6 µs less
+    /// per hit with two fields, `runway bench --suite cache`).
     static func encodeHeaders(_ headers: HTTPFields) -> Data {
         var bytes = [headerFormat]
         for field in headers {

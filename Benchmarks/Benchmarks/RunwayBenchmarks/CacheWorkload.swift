@@ -1,1 +1,0 @@
-../../../Sources/RunwayCLI/Bench/CacheWorkload.swift
