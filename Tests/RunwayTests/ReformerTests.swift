@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Runway
 import RunwayExamples
@@ -68,6 +69,57 @@ struct ReformerTests {
                 guard case .invalidResponse(let reason) = error as? RunwayError else { return false }
                 return reason.contains("ListingRowsReformer")
             }
+        }
+    }
+
+    /// What happened, in order: the reformer's run and the load's landing.
+    final class Events: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: [String] = []
+        var all: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        func add(_ event: String) {
+            lock.lock()
+            stored.append(event)
+            lock.unlock()
+        }
+    }
+
+    /// Notes when a load lands on the main actor.
+    struct LandingWatch: Interceptor {
+        let events: Events
+        func didReceiveResponse(_ call: CallInfo, result: Result<RawResponse, RunwayError>) { events.add("landed") }
+    }
+
+    /// Notes where and when it runs.
+    struct NotingReformer: Reformer {
+        static let mainQueue: DispatchSpecificKey<Bool> = {
+            let key = DispatchSpecificKey<Bool>()
+            DispatchQueue.main.setSpecific(key: key, value: true)
+            return key
+        }()
+        let events: Events
+        func reform(_ response: RawResponse) throws -> Int {
+            events.add(DispatchQueue.getSpecific(key: Self.mainQueue) == true ? "reformed on the main actor" : "reformed")
+            return response.status.code
+        }
+    }
+
+    @Test("load(reformedBy:) reforms off the main actor before the load comes back to land: the main actor only hands back the value")
+    func reformBeforeLanding() async throws {
+        try await withHarness { harness in
+            _ = NotingReformer.mainQueue
+            let events = Events()
+            var api = TestAPI(path: "/echo/reformed")
+            api.interceptors = [LandingWatch(events: events)]
+            let manager = APIManager(api, engine: harness.engine)
+            let status = try await manager.load(reformedBy: NotingReformer(events: events))
+            #expect(status == 200)
+            #expect(events.all == ["reformed", "landed"], "one hop back to the main actor, with the value made")
+            #expect(manager.rawResponse?.status == .ok, "the load landed as any other")
         }
     }
 }

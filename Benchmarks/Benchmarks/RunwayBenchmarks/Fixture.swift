@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import Runway
 import RunwayNIO
+import RunwayServer
 
 extension ServiceID {
     static let bench: ServiceID = "bench"
@@ -37,9 +38,13 @@ final class Fixture: @unchecked Sendable {
     private(set) var delegatedSession: URLSession?
     private(set) var sessionTransport: URLSessionTransport?
     private(set) var listingsURL = ""
+    /// The clients of the TLS lines.
+    private(set) var secure: SecureClients?
 
     func start() throws {
-        let server = try ListingServer.Child()
+        // Made here, for this run only: the server presents a leaf of it, the clients trust it.
+        let authority = try TestCertificateAuthority(commonName: "Runway Benchmarks CA")
+        let server = try ListingServer.Child(authority: authority)
         self.server = server
         listingsURL = server.baseURL + "/listings"
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
@@ -60,6 +65,7 @@ final class Fixture: @unchecked Sendable {
         let sessionEngine = Engine(transport: sessionTransport, logger: logger)
         try sessionEngine.register(service)
         self.sessionEngine = sessionEngine
+        secure = try SecureClients(authority: authority, port: server.tlsPort, logger: logger)
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         session = URLSession(configuration: sessionConfiguration)
@@ -69,6 +75,7 @@ final class Fixture: @unchecked Sendable {
     func stop() async throws {
         try await rawClient?.shutdown()
         try await transport?.shutdown()
+        try await secure?.shutdown()
         session?.finishTasksAndInvalidate()
         server?.stop()
     }

@@ -27,6 +27,7 @@ enum InterleavedBenchmarks {
     }
 
     static let manager = Metrics("APIManager")
+    static let managerReformed = Metrics("APIManager with a reformer")
     static let managerOffMain = Metrics("APIManager from a background task")
     static let mainActorHops = Metrics("Engine through a main-actor function, from a background task,")
     static let engine = Metrics("Engine")
@@ -60,6 +61,9 @@ enum InterleavedBenchmarks {
 
         line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", manager) { engine in
             try await MainActorLoop.interleaved(engine: engine, fixture: fixture)
+        }
+        line("GET sequential, interleaved: Runway APIManager with a reformer ÷ raw AsyncHTTPClient making the same rows, both called from the main actor", managerReformed) { engine in
+            try await MainActorLoop.interleavedRows(engine: engine, fixture: fixture)
         }
         line("GET sequential, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from a background task", managerOffMain) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
@@ -110,13 +114,20 @@ enum InterleavedBenchmarks {
         }
     }
 
-    /// A batch of 128 loads kept 32 deep: one run of a 32-in-flight line.
+    /// A batch of loads kept `width` deep (4 batches' worth of loads): one run of an in-flight line.
+    static func inFlight(width: Int, _ load: @escaping @Sendable () async throws -> Void) -> @Sendable () async throws -> Void {
+        { try await Fixture.inFlight(width, total: width * 4, load) }
+    }
+
+    /// ``inFlight(width:_:)`` 32 deep.
     static func inFlight(_ load: @escaping @Sendable () async throws -> Void) -> @Sendable () async throws -> Void {
-        { try await Fixture.inFlight(32, total: 128, load) }
+        inFlight(width: 32, load)
     }
 
     /// The two raw runs a line is measured against: parsing with `JSONSerialization`, and with
-    /// Runway's parser.
+    /// Runway's parser. A line whose Runway run is called from the main actor makes these
+    /// `@MainActor` closures: a plain `@Sendable` closure is nonisolated, and calling it from the
+    /// main actor would add a hop off it and back that the Runway run does not make.
     typealias Baselines = (
         serialization: @Sendable () async throws -> Void, runwayParser: @Sendable () async throws -> Void
     )
@@ -128,25 +139,32 @@ enum InterleavedBenchmarks {
     /// stretch. The three runs of a round go in an order rotated every round.
     static func ratios(
         isolation: isolated (any Actor)? = #isolation, rounds: Int = rounds, loadsPerRun: Int = loadsPerRun,
-        raw: Baselines, runway: () async throws -> Void
+        raw: Baselines, runway: @escaping () async throws -> Void
     ) async throws -> Ratios {
+        let times = try await interleavedTimes(
+            rounds: rounds, loadsPerRun: loadsPerRun, runs: [raw.serialization, raw.runwayParser, runway])
+        return (percent(times[0], of: times[2]), percent(times[1], of: times[2]))
+    }
+
+    /// `base` over `time`, in percent: above 100, `time` was the faster.
+    static func percent(_ base: Duration, of time: Duration) -> Int { Int((base / time * 100).rounded()) }
+
+    /// The total time of each of `runs` over `rounds` rounds of `loadsPerRun` calls each, the
+    /// order of the runs rotated every round.
+    static func interleavedTimes(
+        isolation: isolated (any Actor)? = #isolation, rounds: Int, loadsPerRun: Int, runs: [() async throws -> Void]
+    ) async throws -> [Duration] {
         let clock = ContinuousClock()
-        var times = [Duration](repeating: .zero, count: 3)
+        var times = [Duration](repeating: .zero, count: runs.count)
         for round in 0..<rounds {
-            for step in 0..<3 {
-                let which = (round + step) % 3
+            for step in 0..<runs.count {
+                let which = (round + step) % runs.count
                 let start = clock.now
-                for _ in 0..<loadsPerRun {
-                    switch which {
-                    case 0: try await raw.serialization()
-                    case 1: try await raw.runwayParser()
-                    default: try await runway()
-                    }
-                }
+                for _ in 0..<loadsPerRun { try await runs[which]() }
                 times[which] += clock.now - start
             }
         }
-        return (Int((times[0] / times[2] * 100).rounded()), Int((times[1] / times[2] * 100).rounded()))
+        return times
     }
 }
 
@@ -155,7 +173,7 @@ extension MainActorLoop {
     /// raw client the same way: what the manager adds is the rest.
     static func interleavedEngine(engine: Engine, fixture: Fixture) async throws -> InterleavedBenchmarks.Ratios {
         try await InterleavedBenchmarks.ratios(
-            raw: ({ try await rawOnMain(fixture) }, { try await rawOnMainRunwayParser(fixture) }),
+            raw: ({ @MainActor in try await rawOnMain(fixture) }, { @MainActor in try await rawOnMainRunwayParser(fixture) }),
             runway: {
                 let response = try await engine.perform(ListingsAPI()).get()
                 guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
@@ -172,7 +190,7 @@ extension MainActorLoop {
     static func interleaved(engine: Engine, fixture: Fixture) async throws -> InterleavedBenchmarks.Ratios {
         let manager = APIManager(ListingsAPI(), engine: engine)
         return try await InterleavedBenchmarks.ratios(
-            raw: ({ try await rawOnMain(fixture) }, { try await rawOnMainRunwayParser(fixture) }),
+            raw: ({ @MainActor in try await rawOnMain(fixture) }, { @MainActor in try await rawOnMainRunwayParser(fixture) }),
             runway: { try await fixture.runwayManager(manager) })
     }
 }

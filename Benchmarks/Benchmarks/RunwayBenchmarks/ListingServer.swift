@@ -1,12 +1,20 @@
 import Foundation
 import Hummingbird
+import HummingbirdHTTP2
+import NIOSSL
+import RunwayServer
 
 /// The HTTP benchmarks' server: this same executable started again in a process of its own
 /// (on two cores, a server in the client's process takes the client's CPU), answering
-/// `GET /listings` with the same precomputed 2.4 KB JSON list every time.
+/// `GET /listings` with the same precomputed 2.4 KB JSON list every time — over plain HTTP/1.1
+/// on one port, and over TLS on another, where ALPN offers HTTP/2 and HTTP/1.1 (the client's
+/// configuration picks).
 enum ListingServer {
     /// Set in the child's environment: run as the server instead of the benchmarks.
     static let modeVariable = "RUNWAY_BENCHMARK_SERVER"
+    /// The TLS listener's leaf certificate and key (PEM), made by the parent's test authority.
+    static let certificateVariable = "RUNWAY_BENCHMARK_TLS_CERTIFICATE"
+    static let keyVariable = "RUNWAY_BENCHMARK_TLS_KEY"
 
     /// The body: a `{"code":0,"data":{"items":[…]}}` envelope of 16 listings, about 2.4 KB.
     static let body: Data = {
@@ -20,7 +28,8 @@ enum ListingServer {
         return (try? JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys])) ?? Data()
     }()
 
-    /// Serves until the process is killed; prints the port first.
+    /// Serves until the process is killed; prints each listener's port first (`port N`,
+    /// `tls-port N`).
     static func serve() async throws {
         let router = Router()
         let payload = ByteBuffer(bytes: body)
@@ -29,44 +38,82 @@ enum ListingServer {
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: payload))
         }
-        let app = Application(
+        let plain = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayBenchmarks"),
             onServerRunning: { channel in
-                // Written straight to the pipe: the parent waits for this line.
+                // Written straight to the pipe: the parent waits for these lines.
                 FileHandle.standardOutput.write(Data("port \(channel.localAddress?.port ?? 0)\n".utf8))
             }
         )
-        try await app.runService(gracefulShutdownSignals: [])
+        let environment = ProcessInfo.processInfo.environment
+        guard let certificate = environment[certificateVariable], let key = environment[keyVariable] else {
+            return try await plain.runService(gracefulShutdownSignals: [])
+        }
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificate.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem)))
+        tls.applicationProtocols = ["h2", "http/1.1"]
+        let secure = Application(
+            router: router,
+            server: try .http2Upgrade(tlsConfiguration: tls),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayBenchmarks"),
+            onServerRunning: { channel in
+                FileHandle.standardOutput.write(Data("tls-port \(channel.localAddress?.port ?? 0)\n".utf8))
+            }
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await plain.runService(gracefulShutdownSignals: []) }
+            group.addTask { try await secure.runService(gracefulShutdownSignals: []) }
+            try await group.waitForAll()
+        }
     }
 
-    /// A server in a child process, and its base URL.
+    /// A server in a child process, and its base URLs.
     final class Child: Sendable {
         let process: Process
+        /// The server's standard input, held open while this process lives: the server exits
+        /// when it closes.
+        let lifeline: Pipe
+        /// `http://127.0.0.1:<port>`.
         let baseURL: String
+        /// `https://127.0.0.1:<port>` (HTTP/2 or HTTP/1.1 by ALPN); the leaf is for `127.0.0.1`
+        /// and `localhost`.
+        let tlsPort: Int
 
-        init() throws {
+        /// Starts the server, its TLS listener presenting a leaf of `authority`.
+        init(authority: TestCertificateAuthority) throws {
             guard let executable = Bundle.main.executableURL else { throw ServerError.noExecutable }
+            let leaf = try authority.issueLeaf()
             let process = Process()
             process.executableURL = executable
             var environment = ProcessInfo.processInfo.environment
             environment[ListingServer.modeVariable] = "1"
+            environment[ListingServer.certificateVariable] = leaf.certificatePEM
+            environment[ListingServer.keyVariable] = leaf.privateKeyPEM
             process.environment = environment
             let output = Pipe()
+            let lifeline = Pipe()
             process.standardOutput = output
+            process.standardInput = lifeline
             process.standardError = FileHandle.nullDevice
             try process.run()
+            self.lifeline = lifeline
             var text = ""
-            while !text.contains("\n") {
+            func port(_ prefix: String) -> Int? {
+                text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }).flatMap { Int($0.dropFirst(prefix.count)) }
+            }
+            while port("port ") == nil || port("tls-port ") == nil {
                 let chunk = output.fileHandleForReading.availableData
                 if chunk.isEmpty { throw ServerError.noPort }
                 text += String(decoding: chunk, as: UTF8.self)
             }
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("port ") }),
-                let port = Int(line.dropFirst("port ".count)), port > 0
-            else { throw ServerError.noPort }
+            guard let plainPort = port("port "), plainPort > 0, let tlsPort = port("tls-port "), tlsPort > 0 else {
+                throw ServerError.noPort
+            }
             self.process = process
-            self.baseURL = "http://127.0.0.1:\(port)"
+            self.baseURL = "http://127.0.0.1:\(plainPort)"
+            self.tlsPort = tlsPort
         }
 
         func stop() {

@@ -7,7 +7,13 @@ import Runway
 /// lines parse a 1,000-item list in memory.
 let benchmarks: @Sendable () -> Void = {
     if ProcessInfo.processInfo.environment[ListingServer.modeVariable] != nil {
-        // This process is the benchmarks' server: serve until killed.
+        // This process is the benchmarks' server: serve until killed, or until the benchmarks'
+        // process is gone (its end of our standard input closes), so that a benchmark that
+        // crashed leaves no server holding the runner's pipes.
+        Thread.detachNewThread {
+            while !FileHandle.standardInput.availableData.isEmpty {}
+            exit(0)
+        }
         let stopped = DispatchSemaphore(value: 0)
         Task {
             try? await ListingServer.serve()
@@ -15,6 +21,13 @@ let benchmarks: @Sendable () -> Void = {
         }
         stopped.wait()
         exit(0)
+    }
+    if let launch = ProcessInfo.processInfo.environment[LaunchChild.variable] {
+        // This process is one launch of an app: launch, report, exit.
+        Benchmark("Launch", configuration: .init(metrics: [], warmupIterations: 0, maxIterations: 1)) { _ in
+            await LaunchChild.run(launch)
+        }
+        return
     }
 
     // Each measured sample is 1,000 loads (figures are per load), so that CPU time, which the
@@ -104,6 +117,10 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     InterleavedBenchmarks.register(fixture)
+    SecureBenchmarks.register(fixture)
+    FirstLoadBenchmarks.register(fixture)
+    LaunchBenchmarks.register(fixture)
+    SoakBenchmarks.register(fixture)
     CacheBenchmarks.register()
     OverheadBenchmarks.register()
 

@@ -102,35 +102,58 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public func load(
         with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false
     ) async throws(RunwayError) -> Endpoint.DefaultReformer.Output {
-        let response = try await loadResponse(with: params, body: body, ignoringCache: ignoringCache)
-        // The default of every API that declares none: no hop off the main actor to hand it back.
-        if Endpoint.DefaultReformer.self == RawResponseReformer.self, let raw = response as? Endpoint.DefaultReformer.Output {
-            return raw
+        // The default of every API that declares none: nothing to shape.
+        if Endpoint.DefaultReformer.self == RawResponseReformer.self {
+            let response = try await loadResponse(with: params, body: body, ignoringCache: ignoringCache)
+            if let raw = response as? Endpoint.DefaultReformer.Output { return raw }
+            return try await Self.reform(response, with: api.defaultReformer)
         }
-        return try await Self.reform(response, with: api.defaultReformer)
+        return try await load(with: params, body: body, ignoringCache: ignoringCache, reformedBy: api.defaultReformer)
     }
 
     /// Loads and returns the answer shaped by `reformer` (the view's own shape, over the API's
     /// default); the delegate is not involved.
     ///
-    /// The options and rules are those of ``load(with:body:ignoringCache:)``.
+    /// The reformer runs off the main actor, in the load's own task before it comes back to
+    /// land: the main actor only lands the load and hands back the finished value. The options
+    /// and rules are those of ``load(with:body:ignoringCache:)``.
     ///
     /// - throws: ``RunwayError``; a reformer's own error becomes
     ///   ``RunwayError/invalidResponse(reason:)``.
     public func load<R: Reformer>(
         with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false, reformedBy reformer: R
     ) async throws(RunwayError) -> R.Output {
-        try await Self.reform(try await loadResponse(with: params, body: body, ignoringCache: ignoringCache), with: reformer)
+        let (response, reformed) = try await loadLanded(with: params, body: body, ignoringCache: ignoringCache) {
+            response throws(RunwayError) in try Self.reformNow(response, with: reformer)
+        }
+        if let reformed { return try reformed.get() }
+        return try await Self.reform(response, with: reformer)
     }
 
     /// The load of ``load(with:body:ignoringCache:)``, before any reformer.
     func loadResponse(
         with params: Parameters?, body: RequestBody?, ignoringCache: Bool
     ) async throws(RunwayError) -> RawResponse {
+        try await loadLanded(with: params, body: body, ignoringCache: ignoringCache, shape: Shape<Never>?.none).response
+    }
+
+    /// What a load in its caller's task makes of its response off the main actor, before it
+    /// comes back to land.
+    typealias Shape<Output> = @Sendable (RawResponse) throws(RunwayError) -> Output
+
+    /// A load, landed: its response, and — for a load that ran in its caller's task — the
+    /// response shaped by `shape` off the main actor before the hop back; `nil` for a load
+    /// others may join (it flew in a task of its own), which its caller shapes after.
+    ///
+    /// The load lands (``rawResponse``, interceptors, delegate rules) whether or not `shape`
+    /// succeeds; its error is the caller's alone.
+    private func loadLanded<Output: Sendable>(
+        with params: Parameters?, body: RequestBody?, ignoringCache: Bool, shape: Shape<Output>?
+    ) async throws(RunwayError) -> (response: RawResponse, shaped: Result<Output, RunwayError>?) {
         let params = resolve(params)
         let strategy = api.requestStrategy
         guard strategy != .ignoreNewWhileLoading else {
-            return try await loadInOwnTask(params: params, body: body, strategy: strategy, ignoringCache: ignoringCache)
+            return (try await loadInOwnTask(params: params, body: body, strategy: strategy, ignoringCache: ignoringCache), nil)
         }
         // Nobody can join it: the load runs in its caller's task, as a plain `await` on the
         // engine would, and the manager cancels it through its handle.
@@ -140,16 +163,16 @@ public final class APIManager<Endpoint: API>: APIManaging {
             throw error
         case .joined:
             // Not under this strategy; were it to happen, the load it joined serves it.
-            return try await loadInOwnTask(params: params, body: body, strategy: strategy, ignoringCache: ignoringCache)
+            return (try await loadInOwnTask(params: params, body: body, strategy: strategy, ignoringCache: ignoringCache), nil)
         case .flying(let flight):
             let id = flight.call.loadID
             let cancellation = LoadCancellation()
             tasks.insert(cancellation, for: id)
             for interceptor in flight.interceptors { interceptor.afterCall(flight.call) }
-            let result = await Self.fly(
+            let (result, shaped) = await Self.fly(
                 api, engine: engine, params: params, body: body, loadID: id, ignoringCache: ignoringCache,
-                cancellation: cancellation)
-            return try landInCallersTask(id, result).get()
+                cancellation: cancellation, shape: shape)
+            return (try landInCallersTask(id, result).get(), shaped)
         }
     }
 
@@ -316,16 +339,23 @@ public final class APIManager<Endpoint: API>: APIManaging {
         return .flying(flight)
     }
 
-    /// Runs a load in its caller's task, off the main actor.
+    /// Runs a load in its caller's task, off the main actor, and shapes a successful response
+    /// there too, before the hop back to land it.
     @concurrent
-    nonisolated static func fly(
+    nonisolated static func fly<Output: Sendable>(
         _ api: Endpoint, engine: Engine, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
-        cancellation: LoadCancellation
-    ) async -> Result<RawResponse, RunwayError> {
-        await engine.perform(
+        cancellation: LoadCancellation, shape: Shape<Output>?
+    ) async -> (Result<RawResponse, RunwayError>, Result<Output, RunwayError>?) {
+        let result = await engine.perform(
             api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks(),
             cancellation: cancellation
         ).result
+        guard let shape, case .success(let response) = result else { return (result, nil) }
+        do throws(RunwayError) {
+            return (result, .success(try shape(response)))
+        } catch {
+            return (result, .failure(error))
+        }
     }
 
     /// The outcome of a load its caller ran, back on the main actor.
@@ -441,6 +471,14 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// Runs `reformer` off the main actor.
     @concurrent
     nonisolated static func reform<R: Reformer>(_ response: RawResponse, with reformer: R) async throws(RunwayError)
+        -> R.Output
+    {
+        try reformNow(response, with: reformer)
+    }
+
+    /// Runs `reformer` where the caller is; its own error becomes
+    /// ``RunwayError/invalidResponse(reason:)``.
+    nonisolated static func reformNow<R: Reformer>(_ response: RawResponse, with reformer: R) throws(RunwayError)
         -> R.Output
     {
         do {
