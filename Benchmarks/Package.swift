@@ -6,7 +6,7 @@ import PackageDescription
 //
 //     swift package benchmark
 //
-// (release builds; see the README's Performance section for baselines and comparisons).
+// (release builds; the README's Performance section has the ratios, README.md here the method and history).
 let package = Package(
     name: "RunwayBenchmarks",
     platforms: [.macOS(.v15)],

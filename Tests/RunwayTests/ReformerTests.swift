@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Runway
 import RunwayExamples
@@ -96,14 +95,9 @@ struct ReformerTests {
 
     /// Notes where and when it runs.
     struct NotingReformer: Reformer {
-        static let mainQueue: DispatchSpecificKey<Bool> = {
-            let key = DispatchSpecificKey<Bool>()
-            DispatchQueue.main.setSpecific(key: key, value: true)
-            return key
-        }()
         let events: Events
         func reform(_ response: RawResponse) throws -> Int {
-            events.add(DispatchQueue.getSpecific(key: Self.mainQueue) == true ? "reformed on the main actor" : "reformed")
+            events.add(MainQueue.isCurrent ? "reformed on the main actor" : "reformed")
             return response.status.code
         }
     }
@@ -111,7 +105,6 @@ struct ReformerTests {
     @Test("load(reformedBy:) reforms off the main actor before the load comes back to land: the main actor only hands back the value")
     func reformBeforeLanding() async throws {
         try await withHarness { harness in
-            _ = NotingReformer.mainQueue
             let events = Events()
             var api = TestAPI(path: "/echo/reformed")
             api.interceptors = [LandingWatch(events: events)]

@@ -112,6 +112,36 @@ enum InterleavedBenchmarks {
             return try await ratios(rounds: 20, loadsPerRun: 1, raw: rawInFlight,
                 runway: inFlight { try await fixture.runwayManager(manager) })
         }
+        registerURLSession(fixture)
+    }
+
+    /// Runway's engine over its URLSession transport against raw URLSession (an ephemeral
+    /// session, no cache), the same two baselines: parsing with `JSONSerialization` and with
+    /// Runway's parser.
+    static func registerURLSession(_ fixture: Fixture) {
+        for width in [1, 32] {
+            let title = width == 1 ? "URLSession sequential" : "URLSession 32 in flight"
+            let serialization = BenchmarkMetric.custom(
+                "\(title): Engine ÷ raw URLSession throughput (%)", polarity: .prefersLarger, useScalingFactor: false)
+            let runwayParser = BenchmarkMetric.custom(
+                "\(title): Engine ÷ raw URLSession + Runway's parser throughput (%)", polarity: .prefersLarger,
+                useScalingFactor: false)
+            let configuration = Benchmark.Configuration(
+                metrics: [serialization, runwayParser], scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 12)
+            Benchmark("\(title), interleaved: Runway Engine ÷ raw URLSession", configuration: configuration) { benchmark in
+                let raw: Baselines = (
+                    { try await fixture.rawURLSession() }, { try await fixture.rawURLSessionRunwayParser() }
+                )
+                let runway: @Sendable () async throws -> Void = { try await fixture.runwayEngine(fixture.sessionEngine) }
+                let ratios = width == 1
+                    ? try await ratios(rounds: 25, raw: raw, runway: runway)
+                    : try await ratios(
+                        rounds: 10, loadsPerRun: 1, raw: (inFlight(raw.serialization), inFlight(raw.runwayParser)),
+                        runway: inFlight(runway))
+                benchmark.measurement(serialization, ratios.serialization)
+                benchmark.measurement(runwayParser, ratios.runwayParser)
+            }
+        }
     }
 
     /// A batch of loads kept `width` deep (4 batches' worth of loads): one run of an in-flight line.

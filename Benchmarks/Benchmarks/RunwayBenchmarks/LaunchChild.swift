@@ -10,16 +10,6 @@ extension ServiceID {
     static let benchCollector: ServiceID = "bench-collector"
 }
 
-/// `GET /listings`, cached in memory and on disk: at a warm launch the first load is answered
-/// from the disk tier.
-struct LaunchListingsAPI: API {
-    var service: ServiceID { .bench }
-    var path: String { "/listings" }
-    var method: HTTPRequest.Method { .get }
-    var retryPolicy: RetryPolicy { .never }
-    var cachePolicy: CachePolicy { .memoryAndDisk() }
-}
-
 /// One launch in a process of its own, as an app launches: open Runway (engine, services, the
 /// disk cache, the operation log, the endpoint list, the network monitor) and load once from
 /// the main actor. Prints `launched <µs to the first delivered load> <µs of the launch code on
@@ -97,7 +87,7 @@ enum LaunchChild {
             try engine.register(app.collector)
             let list = try EndpointList(selector: app.selector, container: app.container)
             let log = try OperationLog(engine: engine, service: .benchCollector, container: app.container, logger: app.logger)
-            let manager = APIManager(LaunchListingsAPI(), engine: engine)
+            let manager = APIManager(ListingsAPI(cachePolicy: .memoryAndDisk()), engine: engine)
             onMain += clock.now - mark
             let response = try await manager.load()
             mark = clock.now
@@ -108,7 +98,7 @@ enum LaunchChild {
             onMain += clock.now - mark
             let opened = try await app.openOffMainActor()
             mark = clock.now
-            let manager = APIManager(LaunchListingsAPI(), engine: opened.engine)
+            let manager = APIManager(ListingsAPI(cachePolicy: .memoryAndDisk()), engine: opened.engine)
             onMain += clock.now - mark
             let response = try await manager.load()
             mark = clock.now

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import RunwayStorage
@@ -8,49 +7,11 @@ import Testing
 /// The launch's disk work — the cache database, the operation log's queue, the stored server
 /// list — opened from the main actor through the `open` factories runs on another thread.
 ///
-/// Each test opens a damaged file, so that the opening logs a line; the log handler notes
-/// whether each line was logged on the main queue (the main actor's executor; under `swift
-/// test` on Linux that queue is not always drained by the main thread, so the thread says
-/// nothing).
+/// Each test opens a damaged file, so that the opening logs a line; the log capture notes
+/// whether each line was logged on the main queue, the main actor's executor.
 @MainActor
 @Suite("Opening off the main actor")
 struct OpeningOffTheMainActorTests {
-    /// Set on the main queue: found only by work running on it.
-    nonisolated static let mainQueueKey: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
-        return key
-    }()
-
-    nonisolated static var onMainQueue: Bool { DispatchQueue.getSpecific(key: mainQueueKey) == true }
-
-    /// Every line logged, with whether it was logged on the main queue.
-    final class ThreadNotingLog: LogHandler, @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [(message: String, onMainQueue: Bool)] = []
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        var lines: [(message: String, onMainQueue: Bool)] {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            lock.lock()
-            stored.append(("\(event.message)", OpeningOffTheMainActorTests.onMainQueue))
-            lock.unlock()
-        }
-
-        var logger: Logger { Logger(label: "runway.test") { _ in self } }
-    }
-
     let folder: URL
     var container: Container { Container(root: folder) }
 
@@ -69,10 +30,10 @@ struct OpeningOffTheMainActorTests {
     @Test("ResponseCache.open, awaited on the main actor, opens (and here makes again) the database on another thread")
     func cacheOpensOffTheMainActor() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        #expect(Self.onMainQueue, "the test runs on the main actor, whose executor is the main queue")
+        #expect(MainQueue.isCurrent, "the test runs on the main actor, whose executor is the main queue")
         try damage("runway/http-cache.sqlite", in: .caches)
-        let log = ThreadNotingLog()
-        let cache = try await ResponseCache.open(container: container, logger: log.logger)
+        let log = LogCapture()
+        let cache = try await ResponseCache.open(container: container, logger: Logger(label: "runway.test") { _ in log })
         let remade = try #require(log.lines.first { $0.message.contains("unreadable and is made again") })
         #expect(!remade.onMainQueue, "the database was opened on the main actor")
         let disk = try #require(cache.disk)
@@ -85,8 +46,8 @@ struct OpeningOffTheMainActorTests {
         try damage("operation-log/queue.sqlite", in: .applicationSupport)
         let engine = Engine(transport: URLSessionTransport())
         try engine.register(Service(id: "oplog", baseURLs: [.release: "http://127.0.0.1:9"], connection: .init(allowsInsecureHTTP: true)))
-        let log = ThreadNotingLog()
-        let operationLog = try await OperationLog.open(engine: engine, service: "oplog", container: container, logger: log.logger)
+        let log = LogCapture()
+        let operationLog = try await OperationLog.open(engine: engine, service: "oplog", container: container, logger: Logger(label: "runway.test") { _ in log })
         let damaged = try #require(log.lines.first { $0.message.contains("damaged") })
         #expect(!damaged.onMainQueue, "the queue was opened on the main actor")
         #expect(try await operationLog.status().pending == 0)

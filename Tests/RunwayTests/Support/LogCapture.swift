@@ -7,6 +7,8 @@ final class LogCapture: LogHandler, @unchecked Sendable {
         var level: Logger.Level
         var message: String
         var metadata: [String: String]
+        /// Whether it was logged on the main queue, the main actor's executor.
+        var onMainQueue: Bool = false
     }
 
     private let lock = NSLock()
@@ -29,7 +31,7 @@ final class LogCapture: LogHandler, @unchecked Sendable {
     func log(event: LogEvent) {
         var flat: [String: String] = [:]
         for (key, value) in event.metadata ?? [:] { flat[key] = "\(value)" }
-        let line = Line(level: event.level, message: "\(event.message)", metadata: flat)
+        let line = Line(level: event.level, message: "\(event.message)", metadata: flat, onMainQueue: MainQueue.isCurrent)
         lock.lock()
         stored.append(line)
         let ready = waiters.filter { $0.matches(line) }
