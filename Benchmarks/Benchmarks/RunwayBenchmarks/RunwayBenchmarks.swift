@@ -2,9 +2,11 @@ import Benchmark
 import Foundation
 import Runway
 
-/// Runway against the raw transports under it, in one run: the HTTP lines talk to a server in a
-/// process of its own; the cache lines stand beside their limits (``CacheBenchmarks``); the JSON
-/// lines parse a 1,000-item list in memory.
+/// Runway against the raw transports under it, in one run: the HTTP lines (plain, TLS and HTTP/2:
+/// ``SecureBenchmarks``, ``FirstLoadBenchmarks``) talk to a server in a process of its own; each
+/// launch line starts processes of its own (``LaunchBenchmarks``); the cache lines stand beside
+/// their limits (``CacheBenchmarks``); the JSON lines parse a 1,000-item list in memory. This
+/// executable is also the server and the launching app, by its environment.
 let benchmarks: @Sendable () -> Void = {
     if ProcessInfo.processInfo.environment[ListingServer.modeVariable] != nil {
         // This process is the benchmarks' server: serve until killed, or until the benchmarks'
