@@ -23,7 +23,7 @@ enum LaunchChild {
     static let variable = "RUNWAY_BENCHMARK_LAUNCH"
 
     /// How the child opens Runway.
-    enum Way: String, CaseIterable {
+    enum Way: String {
         /// No Runway: a raw AsyncHTTPClient load, the floor.
         case raw
         /// Everything made on the main actor with the initialisers, as the quickstart reads.

@@ -1,11 +1,12 @@
 import Foundation
 
-/// This process's memory, as the launch and soak lines report it.
+/// This process's memory, as the launch and soak lines report it (`ProcessStatus` is the
+/// command-line tool's file, which this package compiles through a link).
 enum ProcessMemory {
     /// Resident memory now, in KB (`VmRSS` on Linux; the peak elsewhere).
     static func residentKB() -> Int {
         #if os(Linux)
-        return statusKB("VmRSS") ?? 0
+        return ProcessStatus.kilobytes("VmRSS") ?? 0
         #else
         return peakResidentKB()
         #endif
@@ -15,18 +16,11 @@ enum ProcessMemory {
     /// parent's size for a child spawned with `posix_spawn`.
     static func peakResidentKB() -> Int {
         #if os(Linux)
-        return statusKB("VmHWM") ?? 0
+        return ProcessStatus.kilobytes("VmHWM") ?? 0
         #else
         var usage = rusage()
         getrusage(RUSAGE_SELF, &usage)
         return Int(usage.ru_maxrss) / 1024  // bytes on Darwin
         #endif
-    }
-
-    /// A `kB` field of `/proc/self/status`.
-    static func statusKB(_ field: String) -> Int? {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
-        return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
     }
 }

@@ -1,0 +1,1 @@
+../../../Sources/RunwayCLI/ProcessStatus.swift
