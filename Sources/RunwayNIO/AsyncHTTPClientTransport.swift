@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+import Tracing
 import Foundation
 import HTTPTypes
 public import NIOCore
@@ -272,7 +273,13 @@ public final class AsyncHTTPClientTransport: Transport {
             let client = try self.client(
                 for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
             // AsyncHTTPClient's deadline covers the head only: a backstop behind the engine's.
-            let response = try await client.execute(outbound, deadline: .now() + timeout)
+            // It would add the caller's trace context to every request it sends, another
+            // origin's too and after the signature; the engine puts the load's own context on
+            // the requests it belongs on, so AsyncHTTPClient is given none. (Its async API makes
+            // no spans of its own, so nothing of its tracing is lost.)
+            let response = try await ServiceContext.withValue(nil) {
+                try await client.execute(outbound, deadline: .now() + timeout)
+            }
             // A client the app passed in may follow redirects by itself; its answer skipped the
             // engine's checks of each hop, so it is refused.
             guard response.history.count <= 1 else { throw TransportFault.followedRedirects }

@@ -83,6 +83,11 @@ public protocol API: Sendable {
     /// API's requests. Default: `true`; the token endpoint that refreshes the credential says
     /// `false`.
     var authenticates: Bool { get }
+    /// Whether the trace context (W3C `traceparent`, from the engine's tracer) also goes on
+    /// redirect hops to another origin. Default: `false` — like the credential, it goes only to
+    /// the service's own origin, where it is signed with the rest of the request. Say `true` for
+    /// an API whose redirects go to a host that belongs to the same system (a CDN of your own).
+    var sendsTraceContextToOtherOrigins: Bool { get }
     /// Encodes the values given as ``RequestBody/json(_:)``. Default: a plain `JSONEncoder`.
     var jsonEncoder: JSONEncoder { get }
     /// The largest response body held in memory, after content decoding, in bytes; a larger
@@ -135,6 +140,7 @@ extension API {
     public var adapters: [any RequestAdapter] { [] }
     public var cachePolicy: CachePolicy { .none }
     public var authenticates: Bool { true }
+    public var sendsTraceContextToOtherOrigins: Bool { false }
     public var jsonEncoder: JSONEncoder { JSONEncoder() }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Tracing
 
 /// What the attempts of one load saw, for its log line.
 struct Attempts: Sendable {
@@ -33,10 +34,14 @@ extension Engine {
     /// expired credential once, and retry what the API's policy retries — all within the API's
     /// deadlines.
     ///
-    /// - parameter land: Turns the final answer of an attempt into the load's outcome.
+    /// - parameters:
+    ///   - loadID: The load the exchanges belong to, for the recorder.
+    ///   - trace: The load's span: each attempt is a child span of it.
+    ///   - land: Turns the final answer of an attempt into the load's outcome.
     func network<Value: Sendable>(
         _ api: some API, params: Parameters, body: RequestBody? = nil, registered: RegisteredService,
-        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil,
+        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, loadID: LoadID? = nil,
+        trace loadTrace: LoadTrace? = nil,
         land: (TransportResponse, HTTPRequest, Int) -> Result<Value, RunwayError>
     ) async -> (Result<Value, RunwayError>, Attempts) {
         let service = registered.service
@@ -56,6 +61,8 @@ extension Engine {
             if let loadDeadline, loadDeadline < attemptDeadline { attemptDeadline = loadDeadline }
             var retryAfter: Duration?
             let outcome: Result<Value, RunwayError>
+            let trace = loadTrace?.child("attempt \(attempt)")
+            trace?.set("runway.attempt", Int64(attempt))
             do throws(RunwayError) {
                 var attemptParams = params
                 let adapters = Self.adapters(of: api, service: service)
@@ -74,7 +81,8 @@ extension Engine {
                 }
                 let exchanged = try await exchange(
                     built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline,
-                    credential: credential, bodyDigest: bodyDigest, hooks: hooks, cancellation: cancellation, seen: &seen)
+                    credential: credential, bodyDigest: bodyDigest, hooks: hooks, cancellation: cancellation,
+                    loadID: loadID, trace: trace, seen: &seen)
                 retryAfter = Landing.retryAfter(in: exchanged.response.head)
                 seen.retryAfter = retryAfter
                 // Refused for the device's clock: the signer corrects it and the request is signed
@@ -85,6 +93,8 @@ extension Engine {
                     && service.credentials.signer?.correctsClock(after: exchanged.response.head, body: exchanged.response.body) == true
                 if refusedForClock, clockCorrections == 0 {
                     clockCorrections += 1
+                    trace?.set("runway.attempt.outcome", "clock corrected")
+                    trace?.end()
                     continue
                 }
                 if !refusedForClock, let authentication, let used = credential, exchanged.carriedCredential,
@@ -96,14 +106,26 @@ extension Engine {
                     }
                     // Sent again at once with a newer credential: renewed by this load or by
                     // another that met the expiry first. Not a retry of the API's policy.
-                    credential = try await authentication.renew(after: used.generation)
+                    let refresh = loadTrace?.child("credential refresh")
+                    do throws(RunwayError) {
+                        credential = try await authentication.renew(after: used.generation)
+                        refresh?.end()
+                    } catch {
+                        refresh?.fail(error)
+                        refresh?.end()
+                        throw error
+                    }
                     renewals += 1
+                    trace?.set("runway.attempt.outcome", "credential refused")
+                    trace?.end()
                     continue
                 }
                 outcome = land(exchanged.response, exchanged.request, attempt)
             } catch {
                 outcome = .failure(error)
             }
+            if case .failure(let error) = outcome { trace?.fail(error) }
+            trace?.end()
             // The service's common errors, decided once for all its APIs.
             if case .failure(let error) = outcome, let handler = service.errorHandler, error != .cancelled,
                 !cancellation.isCancelledOrTask
@@ -165,7 +187,8 @@ extension Engine {
     func exchange(
         _ built: PreparedRequest, api: some API, registered: RegisteredService, attempt: Int,
         deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, bodyDigest: String? = nil,
-        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, seen: inout Attempts
+        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, loadID: LoadID? = nil,
+        trace: LoadTrace? = nil, seen: inout Attempts
     ) async throws(RunwayError) -> Exchanged {
         let service = registered.service
         var target = built
@@ -178,6 +201,12 @@ extension Engine {
         let adapters = Self.adapters(of: api, service: service)
         while true {
             var request = target
+            // A span per request on the wire; its context goes out with the request to the
+            // service's own origin (elsewhere only if the API says so), before the signer.
+            let hopTrace = trace?.child(request.head.method.rawValue, kind: .client)
+            if let hopTrace, withCredentials || api.sendsTraceContextToOtherOrigins {
+                hopTrace.tracer.inject(hopTrace.parent.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
+            }
             if withCredentials {
                 // Adapters first, then the credential, so that the signature covers both.
                 if !adapters.isEmpty {
@@ -207,17 +236,42 @@ extension Engine {
                     }
                 }
             }
-            guard deadline > .now else { throw .timeout }
+            hopTrace?.describe(request.head, attempt: attempt, hop: hops)
+            guard deadline > .now else {
+                hopTrace?.fail(.timeout)
+                hopTrace?.end()
+                throw .timeout
+            }
             // No network: fail now rather than wait out the timeout.
-            if let network, !network.path.isReachable { throw .noNetwork(reason: .unreachable) }
+            if let network, !network.path.isReachable {
+                hopTrace?.fail(.noNetwork(reason: .unreachable))
+                hopTrace?.end()
+                throw .noNetwork(reason: .unreachable)
+            }
             seen.request = request.head
             let address = connectAddress(for: request.head, service: service)
             seen.address = address
             let response: TransportResponse
+            let sentAt = ContinuousClock.now
             do {
                 response = try await send(
                     request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation)
+                hopTrace?.set("http.response.status_code", Int64(response.head.status.code))
+                if let version = response.httpVersion { hopTrace?.set("network.protocol.version", Self.protocolVersion(version)) }
+                if response.head.status.code >= 400 {
+                    hopTrace?.set("error.type", String(response.head.status.code))
+                    hopTrace?.parent.setStatus(SpanStatus(code: .error))
+                }
+                hopTrace?.end()
+                record(
+                    request, response: .success(response), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
+                    loadID: loadID, redacting: credentialNames)
             } catch {
+                hopTrace?.fail(error)
+                hopTrace?.end()
+                record(
+                    request, response: .failure(error), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
+                    loadID: loadID, redacting: credentialNames)
                 // The device went offline: no address is to blame, and none is left.
                 if let network, !network.path.isReachable, error.isUnreachable {
                     seen.pathWentAway = true
@@ -262,6 +316,38 @@ extension Engine {
                 target = withCredentials ? Self.sameOriginHop(hop, from: target) : Self.bareHop(hop, from: target, api: api)
             }
         }
+    }
+
+    /// Keeps one request on the wire and its answer in the recorder, with the credential's
+    /// fields redacted.
+    private func record(
+        _ request: PreparedRequest, response: Result<TransportResponse, RunwayError>, sentAt: ContinuousClock.Instant,
+        attempt: Int, hop: Int, api: some API, loadID: LoadID?, redacting credentialNames: Set<HTTPField.Name>
+    ) {
+        guard let recorder else { return }
+        let (startedAt, offset) = recorder.stamp(sentAt)
+        let answer = try? response.get()
+        var timings = answer?.timings ?? PhaseTimings()
+        if answer == nil { timings[.firstByte] = ContinuousClock.now - sentAt }
+        let requestBody = request.body?.data
+        recorder.record(
+            ExchangeRecord(
+                loadID: loadID ?? LoadID(rawValue: 0), apiName: api.name, attempt: attempt, hop: hop, startedAt: startedAt,
+                offset: offset, request: CredentialRedaction.redacting(request.head, also: credentialNames),
+                requestBody: requestBody.map(recorder.kept), requestBodySize: request.body?.length ?? 0,
+                response: answer?.head, responseBody: answer.map { recorder.kept($0.body) } ?? Data(),
+                responseBodySize: answer?.body.count ?? 0, httpVersion: answer?.httpVersion, timings: timings,
+                error: Self.error(of: response)))
+    }
+
+    private static func error(of response: Result<TransportResponse, RunwayError>) -> RunwayError? {
+        if case .failure(let error) = response { return error }
+        return nil
+    }
+
+    /// OpenTelemetry's `network.protocol.version` for a transport's HTTP version (`"HTTP/2"` → `"2"`).
+    static func protocolVersion(_ version: String) -> String {
+        version.hasPrefix("HTTP/") ? String(version.dropFirst(5)) : version
     }
 
     /// The service's adapters, then the API's.
@@ -340,9 +426,13 @@ extension Engine {
             uploadProgress: progress, responseSink: decoding)
         outgoing.connectAddress = connectAddress
         outgoing.pins = pins(forAuthority: prepared.head.authority)
+        let sentAt = ContinuousClock.now
         let (result, ended) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
+        let endedAt = ContinuousClock.now
         do {
             var response = try result.get()
+            response.timings = Self.timings(
+                reported: response.timings, sentAt: sentAt, headAt: decoding.headArrivedAt ?? endedAt, endedAt: endedAt)
             var kept: Data?
             if decoding.head == nil {
                 // A transport that kept the body instead of streaming it: it passes the same
@@ -364,6 +454,22 @@ extension Engine {
             if error is CancellationError || cancellation.isCancelledOrTask { throw .cancelled }
             throw TransportFault.classify(error) { .other(String(describing: $0)) }
         }
+    }
+
+    /// An exchange's phases: those the transport reported, then the time to the first byte
+    /// (less the phases the transport reported before it) and the body, measured here the same
+    /// way for every transport.
+    static func timings(
+        reported: PhaseTimings, sentAt: ContinuousClock.Instant, headAt: ContinuousClock.Instant,
+        endedAt: ContinuousClock.Instant
+    ) -> PhaseTimings {
+        var timings = reported
+        let before = [PhaseTimings.Phase.connectionWait, .dns, .connect, .tls, .send].reduce(Duration.zero) { sum, phase in
+            sum + (reported[phase] ?? .zero)
+        }
+        timings[.firstByte] = headAt - sentAt - before
+        timings[.body] = endedAt - headAt
+        return timings
     }
 
     /// What ended an exchange before the transport did.
@@ -447,10 +553,15 @@ extension Engine {
         metrics.load(api: api, service: service, outcome: outcome, duration: duration, retries: max(attempts.count - 1, 0))
     }
 
+    /// Writes the load's log line, counts its metrics and keeps its record.
+    ///
+    /// - parameter joined: Whether the load joined an identical one in flight.
     func log<Value>(
         _ loadID: LoadID, _ api: some API, service: ServiceID, _ result: Result<Value, RunwayError>,
-        _ attempts: Attempts, _ duration: Duration
+        _ attempts: Attempts, started: ContinuousClock.Instant, joined: Bool = false
     ) {
+        let duration = ContinuousClock.now - started
+        if let recorder { record(loadID, api, service: service, result, attempts, started: started, duration: duration, joined: joined, in: recorder) }
         if let metrics { count(result, api: api.name, service: service, attempts: attempts, duration: duration, in: metrics) }
         // Nothing of the line is built when the level filters it out (as in production).
         guard logger.logLevel <= RequestLog.level(of: result) else { return }
@@ -459,5 +570,31 @@ extension Engine {
             to: logger, loadID: loadID, service: service, apiName: api.name, request: attempts.request, method: attempts.request?.method ?? api.method,
             result: origin, status: attempts.status, bytes: attempts.bytes, attempts: attempts.count, duration: duration,
             httpVersion: attempts.httpVersion, address: attempts.address)
+    }
+
+    private func record<Value>(
+        _ loadID: LoadID, _ api: some API, service: ServiceID, _ result: Result<Value, RunwayError>, _ attempts: Attempts,
+        started: ContinuousClock.Instant, duration: Duration, joined: Bool, in recorder: LoadRecorder
+    ) {
+        let (startedAt, offset) = recorder.stamp(started)
+        let outcome: LoadRecord.Outcome
+        var timings = PhaseTimings()
+        switch result {
+        case .success(let value):
+            let response = value as? RawResponse
+            timings = response?.timings ?? timings
+            if case .cache(let tier, _, let isStale)? = response?.origin {
+                outcome = .cache(tier: tier, isStale: isStale)
+            } else {
+                let status = response?.status.code ?? attempts.status ?? 0
+                outcome = joined ? .joined(status: status) : .network(status: status)
+            }
+        case .failure(let error):
+            outcome = joined ? .joined(status: nil) : .failed(error)
+        }
+        recorder.record(
+            LoadRecord(
+                loadID: loadID, apiName: api.name, service: service, startedAt: startedAt, offset: offset, duration: duration,
+                outcome: outcome, timings: timings))
     }
 }

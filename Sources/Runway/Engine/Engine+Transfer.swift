@@ -77,32 +77,32 @@ extension Engine {
         guard let registered = registeredService(api.service) else {
             let error = RunwayError.invalidRequest(reason: "no service is registered as \"\(api.service)\"")
             let failure = Result<DownloadedFile, RunwayError>.failure(error)
-            log(loadID, api, service: api.service, failure, Attempts(), .zero)
+            log(loadID, api, service: api.service, failure, Attempts(), started: started)
             return failure
         }
         let file: URL
         do throws(RunwayError) { file = try destination.url() } catch {
             let failure = Result<DownloadedFile, RunwayError>.failure(error)
-            log(loadID, api, service: api.service, failure, Attempts(), .zero)
+            log(loadID, api, service: api.service, failure, Attempts(), started: started)
             return failure
         }
         let sink = DownloadSink(destination: file, progress: progress)
         defer { sink.close() }
         let hooks = TransferHooks(sink: sink, prepare: { request throws(RunwayError) in sink.prepare(&request) })
         var outcome: (Result<DownloadedFile, RunwayError>, Attempts)
-        outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, request, _ in
+        outcome = await network(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
             sink.complete(response, request: request)
         }
         // The partial file is not part of what the server has now: start again, once.
         if sink.mustStartOver(after: outcome.0) {
             sink.discardPartial()
-            outcome = await network(api, params: params, registered: registered, hooks: hooks) { response, request, _ in
+            outcome = await network(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
                 sink.complete(response, request: request)
             }
         }
         var attempts = outcome.1
         attempts.bytes = sink.bytesReceived
-        log(loadID, api, service: api.service, outcome.0, attempts, ContinuousClock.now - started)
+        log(loadID, api, service: api.service, outcome.0, attempts, started: started)
         return outcome.0
     }
 }

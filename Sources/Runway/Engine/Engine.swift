@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 public import Logging
+public import Tracing
 
 /// The one place every call goes through: builds the request from service + API + params,
 /// signs it, sends it through the transport, retries what may be retried, and lands the
@@ -42,6 +43,11 @@ public final class Engine: Sendable {
     /// The device's network: while it is unreachable, loads fail at once; its changes make
     /// endpoint selectors measure again. `nil`: every load tries the network.
     public let network: NetworkMonitor?
+    /// Where every load's spans go; `nil` when no tracer is set or bootstrapped, and then
+    /// nothing of tracing runs.
+    let tracer: (any Tracer)?
+    /// Keeps every exchange and load, for a HAR file or a waterfall; `nil` keeps nothing.
+    public let recorder: LoadRecorder?
 
     /// Creates an engine.
     ///
@@ -54,6 +60,16 @@ public final class Engine: Sendable {
     ///     when it becomes unreachable end so at that moment.
     ///   - metrics: Counts loads, durations, retries, cache outcomes and coalesced joins through
     ///     swift-metrics; by default through the factory bootstrapped in `MetricsSystem`.
+    ///   - tracer: Receives a span per load, with child spans for the cache lookup, each attempt,
+    ///     each request on the wire (redirect hops included), a credential refresh, the parse and
+    ///     — through a manager — the reform; the tracer's context (W3C `traceparent` with an
+    ///     OpenTelemetry tracer) goes on every request to the service's own origin, before the
+    ///     signer, so the signature covers it. By default the tracer bootstrapped in
+    ///     `InstrumentationSystem` when the engine is made; with none bootstrapped (the default),
+    ///     nothing of tracing runs.
+    ///   - recorder: Keeps every request on the wire and every load, with their phase timings:
+    ///     a HAR file (``LoadRecorder/httpArchive(creator:)``) or a waterfall. `nil` (the default)
+    ///     keeps nothing.
     ///   - sleep: Waits between retries; replace it to observe or shorten backoff in tests.
     public init(
         transport: any Transport,
@@ -61,8 +77,13 @@ public final class Engine: Sendable {
         logger: Logger = Logger(label: "runway"),
         network: NetworkMonitor? = nil,
         metrics: EngineMetrics? = EngineMetrics(),
+        tracer: (any Tracer)? = nil,
+        recorder: LoadRecorder? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
+        let tracer = tracer ?? InstrumentationSystem.tracer
+        self.tracer = tracer is NoOpTracer ? nil : tracer
+        self.recorder = recorder
         self.transport = transport
         self.transportHonoursCancellation = transport.honoursCancellation
         self.transportDecodesContent = transport.decodesContent
@@ -233,17 +254,44 @@ public final class Engine: Sendable {
     ///
     /// - parameter cancellation: Ends the load as cancelling the calling task would, without
     ///   cancelling that task (a manager's load that runs in its caller's task).
+    ///
+    /// - parameter trace: The load's span, when the caller started it (a manager that reforms
+    ///   within the load); otherwise the engine starts and ends one when it has a tracer.
     func perform<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool,
-        hooks: TransferHooks, cancellation: LoadCancellation? = nil
+        hooks: TransferHooks, cancellation: LoadCancellation? = nil, trace: LoadTrace? = nil
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let loadID = loadID ?? .next()
+        guard trace == nil, let tracer else {
+            let outcome = await performLoad(
+                api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
+                cancellation: cancellation, trace: trace)
+            return (outcome.result, outcome.retryAfter)
+        }
+        let own = LoadTrace.start(api, loadID: loadID, tracer: tracer)
+        let outcome = await performLoad(
+            api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
+            cancellation: cancellation, trace: own)
+        own.end(outcome.result)
+        return (outcome.result, outcome.retryAfter)
+    }
+
+    /// Starts the span of a load whose caller ends it (``LoadTrace/end(_:)``); `nil` without a tracer.
+    func startTrace(_ api: some API, loadID: LoadID) -> LoadTrace? {
+        tracer.map { LoadTrace.start(api, loadID: loadID, tracer: $0) }
+    }
+
+    /// One load: cache, then network, landed, logged, recorded — with `trace`'s child spans.
+    private func performLoad<Endpoint: API>(
+        _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
+        hooks: TransferHooks, cancellation: LoadCancellation?, trace: LoadTrace?
+    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?, joined: Bool) {
         let started = ContinuousClock.now
         guard let registered = services.withLock({ $0[api.service] }) else {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(reason: "no service is registered as \"\(api.service)\""))
-            log(loadID, api, service: api.service, result, Attempts(), ContinuousClock.now - started)
-            return (result, nil)
+            log(loadID, api, service: api.service, result, Attempts(), started: started)
+            return (result, nil, false)
         }
         // Two private or local API types that read the same once their launch-dependent contexts
         // are left out would share cache entries and stubs under one default name.
@@ -251,45 +299,64 @@ public final class Engine: Sendable {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(
                     reason: "two private or local API types are both named \(shared); give one of them its own `name`"))
-            log(loadID, api, service: api.service, result, Attempts(), ContinuousClock.now - started)
-            return (result, nil)
+            log(loadID, api, service: api.service, result, Attempts(), started: started)
+            return (result, nil, false)
         }
         let service = registered.service
         let policy = api.cachePolicy
         let land: @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError> = {
             response, request, attempt in
-            Landing.land(response, request: request, api: api, service: service, attempts: attempt)
+            Landing.land(response, request: request, api: api, service: service, attempts: attempt, trace: trace)
         }
         guard let cache, policy.tiers != .none, api.method == .get || api.method == .head, body == nil,
             let key = CacheKey(api: api, service: service, params: params)
         else {
             let (result, attempts) = await network(
                 api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
-                land: land)
-            log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
-            return (result, attempts.retryAfter)
+                loadID: loadID, trace: trace, land: land)
+            log(loadID, api, service: service.id, result, attempts, started: started)
+            return (result, attempts.retryAfter, false)
         }
 
-        if !ignoringCache, let hit = await cache.lookup(key, policy: policy, allowExpired: false, parsesJSON: api.responseFormat == .json) {
-            let result = landFromCache(hit, api: api, service: service, registered: registered, params: params)
-            log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), ContinuousClock.now - started)
-            return (result, nil)
+        let lookup: Duration?
+        if ignoringCache {
+            lookup = nil
+        } else {
+            let lookupTrace = trace?.child("cache lookup")
+            let lookupStarted = ContinuousClock.now
+            let hit = await cache.lookup(key, policy: policy, allowExpired: false, parsesJSON: api.responseFormat == .json)
+            lookup = ContinuousClock.now - lookupStarted
+            lookupTrace?.set("runway.cache.result", hit == nil ? "miss" : "hit")
+            lookupTrace?.set("runway.cache.tier", hit?.tier.rawValue)
+            lookupTrace?.end()
+            if let hit {
+                let result = landFromCache(
+                    hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
+                log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), started: started)
+                return (result, nil, false)
+            }
         }
         if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         let attemptsSeen = Locked(Attempts())
+        let joined = Locked(false)
         let metrics = self.metrics
         let apiName = api.name
         // The shared call runs in the coalescer's task: this load's handle only makes it leave.
         var result = await coalescer.run(
-            key.hash, cancellation: cancellation, onJoin: { metrics?.coalesced(api: apiName) }
+            key.hash, cancellation: cancellation,
+            onJoin: {
+                joined.withLock { $0 = true }
+                metrics?.coalesced(api: apiName)
+            }
         ) { [self] in
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {
-                return landFromCache(hit, api: api, service: service, registered: registered, params: params)
+                return landFromCache(hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
             }
             let generation = cache.currentGeneration
-            let (result, attempts) = await network(api, params: params, registered: registered, land: land)
+            let (result, attempts) = await network(
+                api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
             attemptsSeen.withLock { $0 = attempts }
             if case .success(let response) = result {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)
@@ -299,17 +366,26 @@ public final class Engine: Sendable {
         if policy.staleIfOffline, case .failure(let error) = result, error.isUnreachable,
             let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: api.responseFormat == .json)
         {
-            result = landFromCache(stale, api: api, service: service, registered: registered, params: params)
+            result = landFromCache(stale, api: api, service: service, registered: registered, params: params, lookup: nil, trace: trace)
+        }
+        if let lookup, case .success(var response) = result, response.origin == .network {
+            response.timings[.cacheLookup] = lookup
+            result = .success(response)
         }
         let attempts = attemptsSeen.withLock { $0 }
-        log(loadID, api, service: service.id, result, attempts, ContinuousClock.now - started)
-        return (result, attempts.retryAfter)
+        let wasJoined = joined.withLock { $0 }
+        if wasJoined { trace?.set("runway.coalesced", true) }
+        log(loadID, api, service: service.id, result, attempts, started: started, joined: wasJoined)
+        return (result, attempts.retryAfter, wasJoined)
     }
 
     /// Lands a cached entry like a network response: the convention and the response validator
     /// run again.
+    ///
+    /// - parameter lookup: How long the lookup took, for the answer's timings.
     private func landFromCache(
-        _ hit: ResponseCache.Hit, api: some API, service: Service, registered: RegisteredService, params: Parameters
+        _ hit: ResponseCache.Hit, api: some API, service: Service, registered: RegisteredService, params: Parameters,
+        lookup: Duration?, trace: LoadTrace?
     ) -> Result<RawResponse, RunwayError> {
         var request = (try? RequestBuilder.build(api: api, service: service, base: registered.baseURL.get(), params: params).head)
             ?? HTTPRequest(method: api.method, scheme: nil, authority: nil, path: api.path)
@@ -322,9 +398,14 @@ public final class Engine: Sendable {
         }
         let head = HTTPResponse(status: .init(code: hit.entry.status), headerFields: hit.entry.headers)
         let age = Duration.seconds(max(0, (cache?.now() ?? Date()).timeIntervalSince(hit.entry.storedAt)))
+        var timings = PhaseTimings()
+        timings[.cacheLookup] = lookup
+        for phase in PhaseTimings.Phase.exchange { timings.skip(phase) }
+        var response = TransportResponse(head: head, body: hit.entry.body)
+        response.timings = timings
         return Landing.land(
-            TransportResponse(head: head, body: hit.entry.body), request: request, api: api, service: service, attempts: 0,
-            origin: .cache(tier: hit.tier, age: age, isStale: hit.isExpired), parsed: hit.entry.json)
+            response, request: request, api: api, service: service, attempts: 0,
+            origin: .cache(tier: hit.tier, age: age, isStale: hit.isExpired), parsed: hit.entry.json, trace: trace)
     }
 
 }

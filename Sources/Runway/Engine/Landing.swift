@@ -6,8 +6,9 @@ import HTTPTypes
 enum Landing {
     static func land(
         _ response: TransportResponse, request: HTTPRequest, api: some API, service: Service, attempts: Int,
-        origin: ResponseOrigin = .network, parsed: JSON? = nil
+        origin: ResponseOrigin = .network, parsed: JSON? = nil, trace: LoadTrace? = nil
     ) -> Result<RawResponse, RunwayError> {
+        var timings = response.timings
         let status = response.head.status
         guard status.kind == .successful else {
             return .failure(.httpStatus(code: status.code, body: response.body))
@@ -18,19 +19,29 @@ enum Landing {
         var json: JSON?
         if bodyless {
             json = nil
+            timings.skip(.parse)
         } else if api.responseFormat == .json, let parsed {
             json = parsed
+            timings.skip(.parse)
         } else if api.responseFormat == .json {
             guard !response.body.isEmpty, status != .noContent else { return .failure(.noContent) }
+            let parseTrace = trace?.child("parse")
+            parseTrace?.set("runway.body.size", Int64(response.body.count))
+            let started = ContinuousClock.now
+            defer { parseTrace?.end() }
             do {
                 json = try JSON(parsing: response.body)
+                timings[.parse] = ContinuousClock.now - started
             } catch {
+                parseTrace?.fail(error)
                 return .failure(error)
             }
+        } else {
+            timings.skip(.parse)
         }
         let raw = RawResponse(
             api: api, request: request, response: response.head, body: response.body, json: json, attempts: attempts,
-            origin: origin)
+            origin: origin, timings: timings)
         if !bodyless {
             do {
                 try service.convention.check(raw)

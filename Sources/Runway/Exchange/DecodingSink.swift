@@ -15,6 +15,8 @@ package final class DecodingSink: ResponseSink {
         var decoders: [Inflater] = []
         /// The last head handed on, as the engine describes it.
         var head: HTTPResponse?
+        /// When the last head arrived: the end of the exchange's time to the first byte.
+        var headArrivedAt: ContinuousClock.Instant?
     }
 
     private let target: any ResponseSink
@@ -32,10 +34,14 @@ package final class DecodingSink: ResponseSink {
     /// describes it.
     package var head: HTTPResponse? { state.withLock { $0.head } }
 
+    /// When the last head arrived.
+    package var headArrivedAt: ContinuousClock.Instant? { state.withLock { $0.headArrivedAt } }
+
     /// Whether this step undoes a coding of the current response (or hands its bytes on as they are).
     package var isDecoding: Bool { state.withLock { !$0.decoders.isEmpty } }
 
     package func begin(_ head: HTTPResponse) throws {
+        let arrived = ContinuousClock.now
         var described = head
         described.headerFields = head.headerFields.describingDecodedBody()
         // The codings this step undoes: those the rule dropped, when the transport left them.
@@ -44,6 +50,7 @@ package final class DecodingSink: ResponseSink {
         state.withLock { state in
             state.decoders = decoders
             state.head = described
+            state.headArrivedAt = arrived
         }
         try target.begin(described)
     }

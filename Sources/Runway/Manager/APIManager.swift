@@ -346,16 +346,27 @@ public final class APIManager<Endpoint: API>: APIManaging {
         _ api: Endpoint, engine: Engine, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
         cancellation: LoadCancellation, shape: Shape<Output>?
     ) async -> (Result<RawResponse, RunwayError>, Result<Output, RunwayError>?) {
+        // The load's span covers the reform too, when there is one to run here.
+        let trace = shape == nil ? nil : engine.startTrace(api, loadID: loadID)
         let result = await engine.perform(
             api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks(),
-            cancellation: cancellation
+            cancellation: cancellation, trace: trace
         ).result
-        guard let shape, case .success(let response) = result else { return (result, nil) }
-        do throws(RunwayError) {
-            return (result, .success(try shape(response)))
-        } catch {
-            return (result, .failure(error))
+        guard let shape, case .success(var response) = result else {
+            trace?.end(result)
+            return (result, nil)
         }
+        let reformTrace = trace?.child("reform")
+        let started = ContinuousClock.now
+        let shaped: Result<Output, RunwayError>
+        do throws(RunwayError) { shaped = .success(try shape(response)) } catch { shaped = .failure(error) }
+        let took = ContinuousClock.now - started
+        if case .failure(let error) = shaped { reformTrace?.fail(error) }
+        reformTrace?.end()
+        trace?.end(result)
+        response.timings[.reform] = took
+        engine.recorder?.recordReform(of: loadID, took: took)
+        return (.success(response), shaped)
     }
 
     /// The outcome of a load its caller ran, back on the main actor.

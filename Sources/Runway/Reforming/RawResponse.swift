@@ -25,12 +25,17 @@ public struct RawResponse: Sendable {
     public let attempts: Int
     /// Whether the network or a cache tier answered, and how old cached data is.
     public let origin: ResponseOrigin
+    /// How long each phase of the load took — the cache lookup, the answering exchange's phases,
+    /// the parse and, once a manager has reformed it, the reform — and which were skipped (a
+    /// cache hit skips the exchange; a reused connection, the connection's setup).
+    public var timings: PhaseTimings
 
     /// Creates a response; the engine does this at landing, and stub-based tests may too.
     public init(
         api: any API, request: HTTPRequest, response: HTTPResponse, body: Data, json: JSON?, attempts: Int = 1,
-        origin: ResponseOrigin = .network
+        origin: ResponseOrigin = .network, timings: PhaseTimings = PhaseTimings()
     ) {
+        self.timings = timings
         self.api = api
         self.request = request
         self.response = response

@@ -151,11 +151,17 @@ public struct TransportResponse: Sendable {
     public var body: Data
     /// The HTTP version the exchange used (`"HTTP/2"`, `"HTTP/1.1"`), when the transport knows it.
     public var httpVersion: String?
+    /// The phases of the exchange. A transport sets those only it can see — waiting for a
+    /// connection, DNS, connect, TLS, sending, and which it skipped on a reused connection —
+    /// and leaves the rest unreported; the engine adds the time to the first byte and the body,
+    /// which it measures the same way for every transport.
+    public var timings: PhaseTimings
 
     /// Creates a response.
-    public init(head: HTTPResponse, body: Data, httpVersion: String? = nil) {
+    public init(head: HTTPResponse, body: Data, httpVersion: String? = nil, timings: PhaseTimings = PhaseTimings()) {
         self.head = head
         self.body = body
         self.httpVersion = httpVersion
+        self.timings = timings
     }
 }

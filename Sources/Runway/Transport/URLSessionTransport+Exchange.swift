@@ -19,6 +19,8 @@ final class ExchangeTask: Sendable {
         var challenged: HTTPURLResponse?
         /// The connection's certificates did not satisfy ``pins``: the task was cancelled.
         var refusedByPin = false
+        /// The phases URLSession reported (Apple platforms; Linux's URLSession reports none).
+        var timings = PhaseTimings()
         var continuation: CheckedContinuation<TransportResponse, any Error>?
     }
 
@@ -60,6 +62,34 @@ final class ExchangeTask: Sendable {
         state.withLock { $0.refusedByPin = true }
     }
 
+    /// URLSession's metrics of the task arrived (before it completes).
+    func collected(_ metrics: URLSessionTaskMetrics) {
+        let timings = Self.timings(of: metrics)
+        state.withLock { $0.timings = timings }
+    }
+
+    /// The connection phases of the task's last transaction: waiting for a connection, DNS,
+    /// connect, TLS and sending the request — or, on a reused connection, the setup skipped.
+    static func timings(of metrics: URLSessionTaskMetrics) -> PhaseTimings {
+        var timings = PhaseTimings()
+        guard let last = metrics.transactionMetrics.last else { return timings }
+        func between(_ start: Date?, _ end: Date?) -> Duration? {
+            guard let start, let end, end >= start else { return nil }
+            return .nanoseconds(Int64(end.timeIntervalSince(start) * 1e9))
+        }
+        if last.isReusedConnection {
+            for phase in PhaseTimings.Phase.connectionSetup { timings.skip(phase) }
+        } else {
+            timings[.dns] = between(last.domainLookupStartDate, last.domainLookupEndDate)
+            timings[.connect] = between(last.connectStartDate, last.secureConnectionStartDate ?? last.connectEndDate)
+            timings[.tls] = between(last.secureConnectionStartDate, last.secureConnectionEndDate)
+        }
+        timings[.connectionWait] = between(
+            last.fetchStartDate, last.domainLookupStartDate ?? last.connectStartDate ?? last.requestStartDate)
+        timings[.send] = between(last.requestStartDate, last.requestEndDate)
+        return timings
+    }
+
     private func accept(_ step: () throws -> Void) -> Bool {
         do {
             try step()
@@ -91,8 +121,15 @@ final class ExchangeTask: Sendable {
         } else {
             return continuation.resume(throwing: RunwayError(.notHTTP))
         }
-        guard let gathering else { return continuation.resume(returning: TransportResponse(head: head, body: Data())) }
-        continuation.resume(with: Result { try gathering.response(head: head, httpVersion: nil) }.mapError(URLSessionTransport.classify))
+        guard let gathering else {
+            return continuation.resume(returning: TransportResponse(head: head, body: Data(), timings: current.timings))
+        }
+        continuation.resume(
+            with: Result {
+                var response = try gathering.response(head: head, httpVersion: nil)
+                response.timings = current.timings
+                return response
+            }.mapError(URLSessionTransport.classify))
     }
 }
 
@@ -121,6 +158,10 @@ extension SessionDelegate: URLSessionDataDelegate {
         totalBytesExpectedToSend: Int64
     ) {
         exchange(task.taskIdentifier)?.uploadProgress?(totalBytesSent)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        exchange(task.taskIdentifier)?.collected(metrics)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -42,6 +42,7 @@ struct TestAPI: API {
     var adapters: [any RequestAdapter] = []
     var cachePolicy: CachePolicy = .none
     var maximumResponseSize: Int = 32 << 20
+    var sendsTraceContextToOtherOrigins = false
 }
 
 /// A running demo server, an engine over the chosen transport, and the captured log.

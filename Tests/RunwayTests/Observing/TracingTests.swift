@@ -1,0 +1,158 @@
+import Foundation
+import HTTPTypes
+import InMemoryTracing
+import Logging
+import OTel
+import Runway
+import RunwayNIO
+import RunwayServer
+import Testing
+import Tracing
+
+/// Reads the echo route's answer as the header fields the server saw.
+struct EchoedFields: Reformer {
+    func reform(_ response: RawResponse) throws -> [String: String] {
+        guard case .object(let fields)? = response.json?["headers"] else { return [:] }
+        return fields.compactMapValues { $0.stringValue }
+    }
+}
+
+@Suite("Traces: a span per load, children for each phase, the context on the wire")
+@MainActor
+struct TracingTests {
+    /// An engine over AsyncHTTPClient with `tracer`, the test service registered on `server`.
+    static func engine(
+        tracer: any Tracer, server: DemoServer, transport: AsyncHTTPClientTransport, cache: ResponseCache? = nil,
+        signer: (any RequestSigner)? = nil
+    ) throws -> Engine {
+        let engine = Engine(transport: transport, cache: cache, metrics: nil, tracer: tracer)
+        try engine.register(
+            Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], credentials: .init(signer: signer)))
+        return engine
+    }
+
+    @Test("a load is one span under the caller's, with the cache lookup, the attempt, each hop, the parse and the reform under it")
+    func spanTree() async throws {
+        let tracer = InMemoryTracer()
+        let server = try await DemoServer.start()
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let cache = try ResponseCache()
+            let engine = try Self.engine(tracer: tracer, server: server, transport: transport, cache: cache)
+            var api = TestAPI(path: "/faults/redirect-to/302/echo/listing", name: "TracedAPI")
+            api.headers = [.authorization: "Bearer s3cret-token"]
+            api.cachePolicy = CachePolicy(tiers: .memory, memoryLifetime: .seconds(60), sensitiveComponent: "user-1")
+            let tap = tracer.startAnySpan("tap")
+            let seen = try await ServiceContext.withValue(tap.context) {
+                try await APIManager(api, engine: engine).load(with: ["token": "s3cret-query"], reformedBy: EchoedFields())
+            }
+            tap.end()
+
+            let spans = tracer.finishedSpans
+            let byName = Dictionary(grouping: spans, by: \.operationName)
+            let tapSpan = try #require(byName["tap"]?.first)
+            let load = try #require(byName["TracedAPI"]?.first)
+            #expect(load.parentSpanID == tapSpan.spanID)
+            #expect(Set(spans.map(\.traceID)) == [tapSpan.traceID])
+            #expect(load.attributes["runway.origin"]?.toSpanAttribute() == "network")
+            #expect(load.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+
+            let lookup = try #require(byName["cache lookup"]?.first)
+            #expect(lookup.parentSpanID == load.spanID)
+            #expect(lookup.attributes["runway.cache.result"]?.toSpanAttribute() == "miss")
+            let attempt = try #require(byName["attempt 1"]?.first)
+            #expect(attempt.parentSpanID == load.spanID)
+            let hops = try #require(byName["GET"]).sorted { ($0.attributes["runway.redirect.hop"]?.toSpanAttribute() == 1 ? 1 : 0) < ($1.attributes["runway.redirect.hop"]?.toSpanAttribute() == 1 ? 1 : 0) }
+            #expect(hops.count == 2)
+            #expect(hops.allSatisfy { $0.parentSpanID == attempt.spanID && $0.kind == .client })
+            #expect(hops[0].attributes["http.response.status_code"]?.toSpanAttribute() == 302)
+            #expect(hops[1].attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+            #expect(hops[1].attributes["http.request.resend_count"]?.toSpanAttribute() == 1)
+            #expect(hops[0].attributes["server.address"]?.toSpanAttribute() == "127.0.0.1")
+            #expect(hops[0].attributes["server.port"]?.toSpanAttribute() == .int64(Int64(server.port)))
+            #expect(hops[0].attributes["url.full"]?.toSpanAttribute() == .string("\(server.baseURL)/faults/redirect-to/302/echo/listing?token=REDACTED"))
+            #expect(hops[0].attributes["network.protocol.version"]?.toSpanAttribute() == "1.1")
+            #expect(byName["parse"]?.first?.parentSpanID == load.spanID)
+            #expect(byName["reform"]?.first?.parentSpanID == load.spanID)
+
+            // The context went out on the wire with the request that answered: its own span's.
+            #expect(seen[InMemoryTracer.traceIDKey] == tapSpan.traceID)
+            #expect(seen[InMemoryTracer.spanIDKey] == hops[1].spanID)
+
+            // No attribute of any span holds the token or the query's value.
+            for span in spans {
+                span.attributes.forEach { key, attribute in
+                    #expect(!"\(attribute)".contains("s3cret"), "\(span.operationName).\(key) holds a credential")
+                }
+            }
+
+            // Again: answered by the memory tier, no attempt, the lookup says hit.
+            tracer.clearAll()
+            _ = try await APIManager(api, engine: engine).load(with: ["token": "s3cret-query"], reformedBy: EchoedFields())
+            let again = Dictionary(grouping: tracer.finishedSpans, by: \.operationName)
+            #expect(again["cache lookup"]?.first?.attributes["runway.cache.result"]?.toSpanAttribute() == "hit")
+            #expect(again["TracedAPI"]?.first?.attributes["runway.origin"]?.toSpanAttribute() == "cache")
+            #expect(again["TracedAPI"]?.first?.attributes["runway.cache.tier"]?.toSpanAttribute() == "memory")
+            #expect(again["attempt 1"] == nil)
+        }
+    }
+
+    @Test("the trace context goes to another origin only when the API allows it")
+    func crossOrigin() async throws {
+        let tracer = InMemoryTracer()
+        let server = try await DemoServer.start()
+        let other = try await DemoServer.start()
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+            await other.stop()
+        }) {
+            let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
+            var api = TestAPI(path: "/faults/redirect")
+            api.redirectPolicy = .crossOriginWithoutCredentials
+            let target = "\(other.baseURL)/echo/elsewhere"
+            let kept = try await APIManager(api, engine: engine).load(with: ["to": .string(target)], reformedBy: EchoedFields())
+            #expect(kept[InMemoryTracer.traceIDKey] == nil)
+            api.sendsTraceContextToOtherOrigins = true
+            let sent = try await APIManager(api, engine: engine).load(with: ["to": .string(target)], reformedBy: EchoedFields())
+            #expect(sent[InMemoryTracer.traceIDKey] != nil)
+        }
+    }
+
+    @Test("with an OpenTelemetry tracer a W3C traceparent goes out, under the signature")
+    func traceparentIsSigned() async throws {
+        var configuration = OTel.Configuration.default
+        configuration.traces.exporter = .none
+        configuration.metrics.enabled = false
+        configuration.logs.enabled = false
+        configuration.diagnosticLogLevel = .error
+        let tracer = try OTel.makeTracingBackend(configuration: configuration).factory
+        let secret = SigningTests.secret
+        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["ios-app": [secret]]))
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let signer = HMACSigner(keyID: "ios-app", secret: secret, signedHeaderFields: [HTTPField.Name("traceparent")!])
+            let tampered = InterferingTransport(transport) { request in
+                if request.head.path?.contains("tampered") == true { request.head.headerFields[HTTPField.Name("traceparent")!] = "00-" + String(repeating: "1", count: 32) + "-" + String(repeating: "2", count: 16) + "-01" }
+            }
+            let engine = Engine(transport: tampered, metrics: nil, tracer: tracer)
+            try engine.register(
+                Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], credentials: .init(signer: signer)))
+            let seen = try await APIManager(TestAPI(path: "/signed/echo/traced"), engine: engine).load(reformedBy: EchoedFields())
+            let traceparent = try #require(seen["traceparent"])
+            #expect(traceparent.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]/) != nil)
+            #expect(seen["x-runway-signed-headers"]?.contains("traceparent") == true)
+            // Changed after signing: the verifier refuses it.
+            await #expect(throws: RunwayError.self) {
+                try await APIManager(TestAPI(path: "/signed/echo/tampered"), engine: engine).load(reformedBy: EchoedFields())
+            }
+        }
+    }
+}
