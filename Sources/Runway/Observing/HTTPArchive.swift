@@ -31,7 +31,7 @@ extension LoadRecorder {
             "entries": exchanges.map(Self.entry),
             "comment": comment,
         ]
-        return try JSONSerialization.data(withJSONObject: ["log": log], options: [.prettyPrinted, .sortedKeys])
+        return try JSONSerialization.data(withJSONObject: ["log": log], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     }
 
     /// Writes ``httpArchive(creator:)`` to `url`, replacing what is there, off the caller's actor.

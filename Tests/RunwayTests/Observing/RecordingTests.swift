@@ -1,0 +1,126 @@
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayNIO
+import RunwayServer
+import Testing
+
+@Suite("Phase timings on every answer, and HAR files a reader nobody here wrote opens")
+@MainActor
+struct RecordingTests {
+    @Test("every answer says how long each phase took, what was skipped and what its transport cannot report", arguments: TransportKind.allCases)
+    func phaseTimings(_ kind: TransportKind) async throws {
+        let server = try await DemoServer.start()
+        let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+        let transport: any Transport = nio ?? URLSessionTransport()
+        try await withCleanup({
+            try? await nio?.shutdown()
+            await server.stop()
+        }) {
+            let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil)
+            try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+            var api = TestAPI(path: "/echo/timed")
+            api.cachePolicy = .memory(lifetime: .seconds(60))
+            let manager = APIManager(api, engine: engine)
+            _ = try await manager.load(reformedBy: EchoedFields())
+            let network = try #require(manager.rawResponse?.timings)
+            for phase in [PhaseTimings.Phase.cacheLookup, .firstByte, .body, .parse, .reform] {
+                guard case .took = network.status(of: phase) else {
+                    Issue.record("\(phase) was not measured: \(network.status(of: phase))")
+                    continue
+                }
+            }
+            // Neither AsyncHTTPClient nor Linux's URLSession reports its connection's phases.
+            #if os(Linux)
+            for phase in [PhaseTimings.Phase.connectionWait, .dns, .connect, .tls, .send] {
+                #expect(network.status(of: phase) == .notReported)
+            }
+            #endif
+
+            let cached = try await engine.perform(api).get()
+            #expect(cached.origin.isCached)
+            guard case .took = cached.timings.status(of: .cacheLookup) else {
+                Issue.record("the lookup of a hit was not measured")
+                return
+            }
+            for phase in PhaseTimings.Phase.exchange + [.parse] {
+                #expect(cached.timings.status(of: phase) == .skipped, "\(phase)")
+            }
+        }
+    }
+
+    @Test("a HAR file of a recorder's exchanges opens in haralyzer: one entry per request on the wire, phases that add up")
+    func httpArchive() async throws {
+        try #require(
+            (try? AWSSignatureV4Tests.runPython(["-c", "import haralyzer"], input: Data())) != nil,
+            "haralyzer is not installed: .ci/run installs it from PyPI")
+        let server = try await DemoServer.start()
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let recorder = LoadRecorder(bodyLimit: 64)
+            let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil, recorder: recorder)
+            try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+            // A redirect (two requests), a POST with a body, a cached GET asked twice (one
+            // request), and a 404.
+            var secret = TestAPI(path: "/faults/redirect-to/302/echo/moved")
+            secret.headers = [.authorization: "Bearer s3cret-token"]
+            _ = try await engine.perform(secret).get()
+            var post = TestAPI(path: "/echo/posted", method: .post)
+            post.paramEncoding = .json
+            _ = try await engine.perform(post, params: ["title": "bike"]).get()
+            var cached = TestAPI(path: "/echo/cached")
+            cached.cachePolicy = .memory(lifetime: .seconds(60))
+            _ = try await engine.perform(cached).get()
+            _ = try await engine.perform(cached).get()
+            _ = await engine.perform(TestAPI(path: "/no/such/route"))
+            let onTheWire = 5
+            // The server saw them all but the 404's (no route counts it).
+            #expect(server.probe.count("/echo") + server.probe.count("/faults/redirect") == onTheWire - 1)
+
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("runway-\(UUID().uuidString).har")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try await recorder.writeHTTPArchive(to: file)
+            struct Read: Decodable {
+                struct Entry: Decodable {
+                    var method: String
+                    var url: String
+                    var status: Int
+                    var requestHeaders: [String: String]
+                    var time: Double
+                    var phases: Double
+                    var hasContent: Bool
+                }
+                var pages: Int
+                var entries: [Entry]
+            }
+            let output = try AWSSignatureV4Tests.runPython(
+                [AWSSignatureV4Tests.fixtures.appendingPathComponent("read-har.py").path, file.path], input: Data())
+            let read = try JSONDecoder().decode(Read.self, from: output)
+            #expect(read.pages == 1)
+            #expect(read.entries.count == onTheWire)
+            #expect(recorder.exchanges.count == onTheWire)
+            #expect(read.entries.map(\.status) == [302, 200, 200, 200, 404])
+            #expect(read.entries.map(\.method) == ["GET", "GET", "POST", "GET", "GET"])
+            #expect(read.entries[0].url.hasSuffix("/faults/redirect-to/302/echo/moved"))
+            #expect(read.entries[1].url.hasSuffix("/echo/moved"))
+            for entry in read.entries {
+                #expect(abs(entry.time - entry.phases) < 0.001, "\(entry.url): time \(entry.time) ≠ phases \(entry.phases)")
+                #expect(entry.time > 0)
+            }
+            #expect(read.entries[0].requestHeaders["authorization"] == "<redacted>")
+            #expect(read.entries[1].hasContent)
+            // The loads: five, the second cached GET answered by memory.
+            let outcomes = recorder.loads.map(\.outcome)
+            #expect(outcomes.count == 5)
+            #expect(outcomes[3] == .cache(tier: .memory, isStale: false))
+            if case .failed(.httpStatus(404, _)) = outcomes[4] {} else { Issue.record("the 404 load is recorded as \(outcomes[4])") }
+            // Bodies are cut to the limit, their whole size kept.
+            let moved = recorder.exchanges[1]
+            #expect(moved.responseBody.count == 64)
+            #expect(moved.responseBodySize > 64)
+        }
+    }
+}
