@@ -6,15 +6,17 @@ import Testing
 /// it expected, and its JSON summary carries figures measured in the run.
 @Suite("Demo", .timeLimit(.minutes(3)))
 struct DemoTests {
-    @Test("runway demo --json --metrics: every chapter passes, with the figures of the run")
+    @Test("runway demo --json --metrics --har: every chapter passes, with the figures of the run and a HAR of its requests")
     func demoRunsEndToEnd() async throws {
-        let (status, summary, output) = try await runDemo(["--json", "--metrics"])
+        let har = FileManager.default.temporaryDirectory.appendingPathComponent("runway-demo-\(UUID().uuidString).har")
+        defer { try? FileManager.default.removeItem(at: har) }
+        let (status, summary, output) = try await runDemo(["--json", "--metrics", "--har", har.path])
         #expect(status == 0, "\(output)")
         #expect(summary["passed"] as? Bool == true)
         let chapters = try #require(summary["chapters"] as? [[String: Any]])
         #expect(chapters.map { $0["name"] as? String } == [
             "services", "signing", "reformers", "validation", "strategies", "landing", "pagination", "retries", "cache",
-            "offline", "memory", "oplog", "endpoints", "storage",
+            "offline", "memory", "oplog", "endpoints", "storage", "waterfall",
         ])
         for chapter in chapters {
             #expect(chapter["status"] as? String == "passed", "\(chapter)")
@@ -33,6 +35,29 @@ struct DemoTests {
         #expect(uploads.reduce(0, +) == 90 && uploads.allSatisfy { $0.isMultiple(of: 30) })
         #expect(figures["oplog"]?["stored"] as? Int == 95)
         #expect(figures["endpoints"]?["chosen"] as? String == "127.0.0.1")
+        // The waterfall: the list asked three times made one request; every load of the demo
+        // in --json with its phases.
+        #expect(figures["waterfall"]?["listRequests"] as? Int == 1)
+        let loads = try #require(figures["waterfall"]?["loads"] as? [[String: Any]])
+        #expect(loads.count > 30)
+        #expect(loads.allSatisfy { $0["durationMs"] is Double && $0["phases"] is [String: Any] })
+
+        // The HAR file, read by haralyzer: every request the app's engines sent — all on the
+        // wire but the endpoint probes and the signing chapter's hand-made replay.
+        let read = try AWSSignatureV4Tests.runPython(
+            [AWSSignatureV4Tests.fixtures.appendingPathComponent("read-har.py").path, har.path], input: Data())
+        let entries = try #require((try JSONSerialization.jsonObject(with: read) as? [String: Any])?["entries"] as? [[String: Any]])
+        let requests = try #require(summary["requests"] as? Int)
+        let probes = try #require(summary["endpointProbes"] as? Int)
+        let aroundTheEngine = try #require(figures["signing"]?["requestsAroundTheEngine"] as? Int)
+        #expect(entries.count == requests - probes - aroundTheEngine)
+        #expect(entries.count == summary["recordedRequests"] as? Int)
+        for entry in entries {
+            let time = try #require(entry["time"] as? Double)
+            let phases = try #require(entry["phases"] as? Double)
+            #expect(abs(time - phases) < 0.001, "\(entry["url"] ?? "?")")
+        }
+
         let metrics = try #require(summary["metrics"] as? [String])
         #expect(metrics.contains("runway_loads_total {api=OperationLogUpload service=oplog outcome=success} \(uploads.count + 1)"))
     }

@@ -34,6 +34,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A server started with `runway serve` (its base URL); chapters that need the server in this process are skipped.")
     var server: String?
 
+    @Option(name: .long, help: "Write every request the demo sent as an HTTP Archive (HAR 1.2) to this file: open it in a browser's network panel.")
+    var har: String?
+
     @Option(name: .long, help: "The transport: nio (AsyncHTTPClient) or urlsession.")
     var transport: TransportChoice = .nio
 
@@ -138,6 +141,13 @@ struct DemoCommand: AsyncParsableCommand {
             summaries.append(.object(summary))
         }
         let requests = context.wire.total
+        // The endpoint selector's probes go straight to the transport: they are not loads.
+        let probes = context.wire.count("EndpointProbe")
+        if let har {
+            let url = URL(fileURLWithPath: har)
+            try await context.recorder.writeHTTPArchive(to: url, creator: "Runway demo")
+            if !json { console.say("Wrote \(context.recorder.exchanges.count) requests to \(url.path) (HAR 1.2); \(probes) endpoint probes are not loads and are not in it.") }
+        }
         if metrics, !json {
             console.say()
             console.say("Metrics (swift-metrics, as a backend such as Prometheus would receive them):")
@@ -156,7 +166,8 @@ struct DemoCommand: AsyncParsableCommand {
             var document: [String: JSON] = [
                 "passed": .bool(failures.isEmpty), "server": .string(baseURL), "inProcess": .bool(server != nil),
                 "transport": .string(transport.supportsConnectAddress ? "AsyncHTTPClient" : "URLSession"),
-                "requests": .int(requests), "chapters": .array(summaries),
+                "requests": .int(requests), "endpointProbes": .int(probes),
+                "recordedRequests": .int(context.recorder.exchanges.count), "chapters": .array(summaries),
             ]
             if metrics { document["metrics"] = .array(collected.report().map { .string($0.trimmingCharacters(in: .whitespaces)) }) }
             print(String(decoding: try JSON.object(document).encoded(), as: UTF8.self))

@@ -26,6 +26,8 @@ final class DemoContext {
     let scratch: URL
     let logger: Logger
     let metrics: DemoMetrics
+    /// Every request and load of the demo's engines: `--har` and the waterfall read it.
+    let recorder = LoadRecorder()
 
     /// The signer of every service the demo registers: the server verifies it.
     let signer = HMACSigner(keyID: DemoSigningKey.keyID, secret: DemoSigningKey.secret)
@@ -39,7 +41,8 @@ final class DemoContext {
         self.metrics = metrics
         container = Container(root: scratch.appendingPathComponent("device", isDirectory: true))
         cache = try ResponseCache(container: container)
-        engine = Engine(transport: wire, cache: cache, logger: logger, metrics: EngineMetrics(factory: metrics))
+        engine = Engine(
+            transport: wire, cache: cache, logger: logger, metrics: EngineMetrics(factory: metrics), recorder: recorder)
         try engine.register(listingService(baseURL: baseURL, signer: signer))
         try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], credentials: .init(signer: signer)))
     }
@@ -51,7 +54,8 @@ final class DemoContext {
     /// the app, would have.
     func makeEngine(cache: ResponseCache?, network: NetworkMonitor? = nil) throws -> Engine {
         let engine = Engine(
-            transport: wire, cache: cache, logger: logger, network: network, metrics: EngineMetrics(factory: metrics))
+            transport: wire, cache: cache, logger: logger, network: network, metrics: EngineMetrics(factory: metrics),
+            recorder: recorder)
         try engine.register(Service(id: .demo, baseURLs: [.release: baseURL], credentials: .init(signer: signer)))
         return engine
     }

@@ -3,13 +3,6 @@ import Runway
 
 // How the demo's story words what it measured: times, outcomes, where answers came from.
 
-extension Duration {
-    /// Milliseconds, for figures.
-    var milliseconds: Double {
-        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-    }
-}
-
 /// `value` with one decimal, for the story.
 func oneDecimal(_ value: Double) -> String { String(format: "%.1f", value) }
 

@@ -7,7 +7,7 @@ extension DemoChapter {
     /// sent twice is refused with its reason.
     static let signing = DemoChapter("signing", "Signing (seed 003: 簽名)") { context, log in
         let tap = Wiretap(context.wire)
-        let engine = Engine(transport: tap, logger: context.logger, metrics: nil)
+        let engine = Engine(transport: tap, logger: context.logger, metrics: nil, recorder: context.recorder)
         try engine.register(Service(id: .demo, baseURLs: [.release: context.baseURL], credentials: .init(signer: context.signer)))
         let api = DemoAPI("SignedEchoAPI", path: "/signed/echo/listing")
 
@@ -33,6 +33,8 @@ extension DemoChapter {
         log.figure("signedStatus", .int(signed.status.code))
         log.figure("tamperedReason", .string(tamperedReason.reason))
         log.figure("replayedReason", .string(replayReason))
+        // Sent by hand, as an attacker would, around the engine: not a load of the app's.
+        log.figure("requestsAroundTheEngine", .int(1))
         try log.require(signed.status.code == 200, "the signed request was refused")
         try log.require(tamperedReason.status == 401 && tamperedReason.reason == "bad_signature", "the tampered request was not refused as bad_signature")
         try log.require(replayed.head.status.code == 401 && replayReason == "replayed_nonce", "the replay was not refused as replayed_nonce")
