@@ -2,7 +2,9 @@ import ArgumentParser
 import Crypto
 import Foundation
 import Hummingbird
+import Metrics
 import PostgresNIO
+import Prometheus
 import Runway
 import RunwayExamples
 import RunwayServer
@@ -63,10 +65,18 @@ struct ServeCommand: AsyncParsableCommand {
         // Collectors that share a database share its replay window too: a signed batch accepted
         // by one process is a replay at every other.
         let nonces: any NonceStore = database.map { PostgresNonceStore(database: $0) } ?? MemoryNonceStore()
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]], nonces: nonces)
+        // `/metrics`: the verifier's and the collector's counts, and Hummingbird's request
+        // durations through the process's metrics system.
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.valueHistogramBuckets[ServerMetrics.Label.batchEvents] = [1, 5, 10, 30, 100, 300, 1_000]
+        MetricsSystem.bootstrap(factory)
+        let metrics = ServerMetrics(factory: factory)
+        let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]], nonces: nonces, metrics: metrics)
         let server = try await DemoServer.start(
-            signatureVerifier: verifier, verifiesEverything: !noVerify, collector: OperationLogCollector(store: store),
-            logLevel: quiet ? .critical : .info)
+            signatureVerifier: verifier, verifiesEverything: !noVerify,
+            collector: OperationLogCollector(store: store, metrics: metrics), logLevel: quiet ? .critical : .info,
+            metrics: registry)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
         var banner = "Runway demo server at \(server.baseURL) — Ctrl-C to stop\n"
         banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)"

@@ -4,6 +4,7 @@ import HummingbirdHTTP2
 public import Logging
 import NIOCore
 public import NIOSSL
+public import Prometheus
 import ServiceLifecycle
 
 /// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
@@ -63,15 +64,30 @@ public final class DemoServer: Sendable {
     ///     (``ServerProbe/openGate(_:)``): probes that end in an order the test chooses.
     ///   - endpointList: What `GET /endpoints` lists: a server list for endpoint selection.
     ///   - logLevel: The server's own log level; quiet by default.
+    ///   - metrics: When given, `GET /metrics` answers its samples in Prometheus' text format,
+    ///     and every request's duration is measured by Hummingbird's `MetricsMiddleware`
+    ///     (through the factory bootstrapped in `MetricsSystem`: bootstrap a
+    ///     `PrometheusMetricsFactory` over this registry, as `runway serve` does). Give the
+    ///     verifier and the collector a ``ServerMetrics`` over it too.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
         verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
         healthGate: String? = nil, endpointList: [String] = [],
-        logLevel: Logger.Level = .critical
+        logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
+        if let metrics {
+            router.add(middleware: MetricsMiddleware())
+            router.get("/metrics") { _, _ -> Response in
+                var response = Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
+                response.headers[.cacheControl] = "no-store"
+                return response
+            }
+        }
         if let signatureVerifier {
             FaultRoutes.addEcho(to: router.group("/signed").add(middleware: signatureVerifier), probe: probe)
         }
@@ -148,6 +164,7 @@ extension DemoServer {
         "ANY  /echo/…                                        the request as the server saw it",
         "ANY  /signed/echo/…                                 the same, for signed requests only (reason on 401)",
         "GET  /health  ·  GET /endpoints                     health, and the server list for endpoint selection",
+        "GET  /metrics                                       Prometheus text format (runway serve)",
         "POST /oplog/batches  ·  GET /oplog/stats            the operation-log collector",
         "POST /auth/token  ·  GET /auth/me                   token refresh and a bearer-protected profile",
         "POST|PUT /upload/raw  ·  POST /upload/multipart     streamed uploads, answered with size and SHA-256",

@@ -95,6 +95,7 @@ public final class OperationLogCollector: Sendable {
     public let limits: Limits
     private let fault: (@Sendable (Int) -> InjectedFault?)?
     private let batches = NIOLockedValueBox(0)
+    private let metrics: ServerMetrics?
 
     /// Creates a collector over `store`.
     ///
@@ -104,9 +105,13 @@ public final class OperationLogCollector: Sendable {
     ///   - fault: Given the number of each batch received (1 for the first), the refusal to
     ///     answer instead of storing it, if any: for tests and the demo of an unreliable
     ///     collector.
+    ///   - metrics: Counts batches by outcome, events stored, duplicated and refused by reason,
+    ///     and events per batch (``ServerMetrics``); `nil` counts nothing.
     public init(
-        store: any OperationLogStore, limits: Limits = Limits(), fault: (@Sendable (Int) -> InjectedFault?)? = nil
+        store: any OperationLogStore, limits: Limits = Limits(), fault: (@Sendable (Int) -> InjectedFault?)? = nil,
+        metrics: ServerMetrics? = nil
     ) {
+        self.metrics = metrics
         self.store = store
         self.limits = limits
         self.fault = fault
@@ -126,28 +131,30 @@ public final class OperationLogCollector: Sendable {
         }
         let received = Int64(Date().timeIntervalSince1970 * 1000)
         guard request.headers[.contentEncoding]?.lowercased() == "gzip" else {
-            return Self.refuse(.unsupportedEncoding, status: .unsupportedMediaType)
+            return refused(.unsupportedEncoding, status: .unsupportedMediaType)
         }
         let compressed: ByteBuffer
         do {
             compressed = try await request.body.collect(upTo: limits.maximumBodySize)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            return Self.refuse(.bodyTooLarge, status: .contentTooLarge, detail: ["limit": limits.maximumBodySize])
+            return refused(.bodyTooLarge, status: .contentTooLarge, detail: ["limit": limits.maximumBodySize])
         }
         // Other errors (the verifier's refusal of a body that does not match its signed hash)
         // answer as they were thrown.
         let batch: ParsedBatch
         switch parse(Data(buffer: compressed), receivedAt: received) {
         case .success(let parsed): batch = parsed
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal):
+            metrics?.batchRefused(refusal.reason.rawValue)
+            return refusal.response
         }
         switch fault?(number) {
         case .serverError?:
-            return Self.refuse(.injectedFault, status: .internalServerError)
+            return refused(.injectedFault, status: .internalServerError)
         case .badRequest?:
-            return Self.refuse(.injectedFault, status: .badRequest)
+            return refused(.injectedFault, status: .badRequest)
         case .tooManyRequests(let seconds)?:
-            var response = Self.refuse(.injectedFault, status: .tooManyRequests)
+            var response = refused(.injectedFault, status: .tooManyRequests)
             response.headers[.retryAfter] = "\(seconds)"
             return response
         case nil:
@@ -156,15 +163,24 @@ public final class OperationLogCollector: Sendable {
         do {
             let (stored, refusedByStore) = try await store(batch.events)
             let refused = (batch.refused + refusedByStore).sorted { $0.index < $1.index }
+            metrics?.batchAccepted(
+                events: batch.events.count + batch.refused.count, stored: stored.new, duplicates: stored.duplicates,
+                refusedReasons: refused.map(\.reason))
             return JSONResponse.make([
                 "new": stored.new, "duplicates": stored.duplicates,
                 "refused": refused.map { ["index": $0.index, "field": $0.field, "reason": $0.reason] as [String: Any] },
             ])
         } catch {
-            var response = Self.refuse(.storeUnavailable, status: .serviceUnavailable)
+            var response = refused(.storeUnavailable, status: .serviceUnavailable)
             response.headers[.retryAfter] = "1"
             return response
         }
+    }
+
+    /// ``refuse(_:status:detail:)``, counted.
+    private func refused(_ reason: Reason, status: HTTPResponse.Status, detail: [String: Any] = [:]) -> Response {
+        metrics?.batchRefused(reason.rawValue)
+        return Self.refuse(reason, status: status, detail: detail)
     }
 
     /// Stores `events` in one transaction; when the store refuses a value, stores them one by
@@ -190,7 +206,13 @@ public final class OperationLogCollector: Sendable {
     }
 
     struct Refusal: Error {
+        var reason: Reason
         var response: Response
+
+        init(_ reason: Reason, status: HTTPResponse.Status, detail: [String: Any] = [:]) {
+            self.reason = reason
+            self.response = OperationLogCollector.refuse(reason, status: status, detail: detail)
+        }
     }
 
     /// One event of a batch refused, and why: the answer's `refused` entries.
@@ -217,11 +239,9 @@ public final class OperationLogCollector: Sendable {
             inflated = try Gzip.decompress(compressed, limit: limits.maximumInflatedSize)
         } catch .tooLarge {
             return .failure(
-                Refusal(
-                    response: Self.refuse(
-                        .inflatedTooLarge, status: .contentTooLarge, detail: ["limit": limits.maximumInflatedSize])))
+                Refusal(.inflatedTooLarge, status: .contentTooLarge, detail: ["limit": limits.maximumInflatedSize]))
         } catch {
-            return .failure(Refusal(response: Self.refuse(.notGzip, status: .badRequest)))
+            return .failure(Refusal(.notGzip, status: .badRequest))
         }
         let json: JSON
         do {
@@ -232,18 +252,16 @@ public final class OperationLogCollector: Sendable {
             switch error.exceeded {
             case .arrayMember?:
                 return .failure(
-                    Refusal(
-                        response: Self.refuse(.tooManyEvents, status: .contentTooLarge, detail: ["limit": limits.maximumEvents])))
+                    Refusal(.tooManyEvents, status: .contentTooLarge, detail: ["limit": limits.maximumEvents]))
             case .nodes?:
                 return .failure(
-                    Refusal(
-                        response: Self.refuse(.tooManyValues, status: .contentTooLarge, detail: ["limit": limits.maximumValues])))
+                    Refusal(.tooManyValues, status: .contentTooLarge, detail: ["limit": limits.maximumValues]))
             case nil:
-                return .failure(Refusal(response: Self.refuse(.malformedJSON, status: .badRequest)))
+                return .failure(Refusal(.malformedJSON, status: .badRequest))
             }
         }
         guard let list = json["events"]?.arrayValue, !list.isEmpty else {
-            return .failure(Refusal(response: Self.refuse(.missingEvents, status: .badRequest)))
+            return .failure(Refusal(.missingEvents, status: .badRequest))
         }
         // The device's clock when it sent the batch, if it said; subtracting in Int64 cannot
         // overflow for a time within what milliseconds since 1970 sensibly hold.

@@ -58,6 +58,7 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     private let nonces: any NonceStore
     private let maximumBodySize: Int
     private let scheme: String?
+    private let metrics: ServerMetrics?
 
     /// Creates the verifier.
     ///
@@ -72,12 +73,15 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     ///   - maximumBodySize: The largest body a verified request may stream.
     ///   - scheme: The scheme clients use to reach this server; `nil` takes the request's own
     ///     (`http` when it has none).
+    ///   - metrics: Counts each refusal by reason, and the in-memory nonce store's fill
+    ///     (``ServerMetrics``); `nil` counts nothing.
     ///   - now: The server's clock; replace it in tests.
     public init(
         keys: [String: [SymmetricKey]], window: Duration = .seconds(300), futureSkew: Duration = .seconds(60),
         nonces: any NonceStore = MemoryNonceStore(), maximumBodySize: Int = 4 << 20, scheme: String? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        metrics: ServerMetrics? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.metrics = metrics
         self.keys = keys
         self.window = max(Double(window.components.seconds), 1)
         self.futureSkew = min(max(Double(futureSkew.components.seconds), 0), self.window)
@@ -88,6 +92,19 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     }
 
     public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let metrics else { return try await verify(request, context: context, next: next) }
+        let refusal = VerifierRefusal()
+        let response = try await VerifierRefusal.$current.withValue(refusal) {
+            try await verify(request, context: context, next: next)
+        }
+        if let reason = refusal.reason { metrics.verifierRefused(reason) }
+        if let memory = nonces as? MemoryNonceStore { metrics.nonceStore(entries: memory.count, capacity: memory.capacity) }
+        return response
+    }
+
+    private func verify(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         let fields = RequestSignature.Field.self
@@ -163,7 +180,7 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         case .fresh: break
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
-            return JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge)
+            return Self.note(.bodyTooLarge, JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge))
         }
         var verified = request
         verified.body = RequestBody(
@@ -175,12 +192,19 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
             switch failure {
             case .mismatch: return Self.refuse(.bodyMismatch)
             case .tooLarge:
-                return JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge)
+                return Self.note(.bodyTooLarge, JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge))
             }
         }
     }
 
+    /// Notes `reason` as the refusal of the request being verified, for its count.
+    static func note(_ reason: Reason, _ response: Response) -> Response {
+        VerifierRefusal.current?.reason = reason.rawValue
+        return response
+    }
+
     static func refuse(_ reason: Reason, detail: [String: String] = [:]) -> Response {
+        VerifierRefusal.current?.reason = reason.rawValue
         var object: [String: Any] = ["code": 401, "reason": reason.rawValue]
         for (key, value) in detail { object[key] = value }
         var response = JSONResponse.make(object, status: .unauthorized)
@@ -190,11 +214,13 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     }
 
     static func tooLarge(_ header: String) -> Response {
-        JSONResponse.make(
+        VerifierRefusal.current?.reason = Reason.fieldTooLarge.rawValue
+        return JSONResponse.make(
             ["code": 431, "reason": Reason.fieldTooLarge.rawValue, "header": header], status: .requestHeaderFieldsTooLarge)
     }
 
     static func unavailable(_ reason: Reason, retryAfter seconds: Int) -> Response {
+        VerifierRefusal.current?.reason = reason.rawValue
         var response = JSONResponse.make(["code": 503, "reason": reason.rawValue], status: .serviceUnavailable)
         response.headers[.retryAfter] = String(seconds)
         return response
@@ -213,4 +239,11 @@ private enum SignatureFieldLimits {
             (fields.contentSHA256, 64), (fields.signature, 64), (fields.signedHeaders, limits.signedFieldCount * 64),
         ]
     }()
+}
+
+/// Where a verifier notes why it refused the request it is verifying, for its count: set by the
+/// task verifying the request, read by that task once the verification returns.
+final class VerifierRefusal: @unchecked Sendable {
+    var reason: String?
+    @TaskLocal static var current: VerifierRefusal?
 }

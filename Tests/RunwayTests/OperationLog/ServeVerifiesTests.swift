@@ -31,9 +31,12 @@ struct ServeVerifiesTests {
         return (process, String(url), banner)
     }
 
-    /// Posts one gzip batch of one event to `baseURL`, signed with `key` when given.
-    static func post(to baseURL: String, signedWith key: (id: String, secret: SymmetricKey)?) async throws -> (Int, String?) {
-        let body = try Gzip.compress(
+    /// Posts `body` (by default one gzip batch of one event) to `baseURL`'s collector, signed
+    /// with `key` when given.
+    static func post(
+        to baseURL: String, signedWith key: (id: String, secret: SymmetricKey)?, body: Data? = nil
+    ) async throws -> (Int, String?) {
+        let body = try body ?? Gzip.compress(
             Data(#"{"events":[{"id":"\#(UUID().uuidString)","name":"tap","time":1700000000000,"payload":{}}]}"#.utf8))
         var head = HTTPRequest(
             method: .post, scheme: "http", authority: baseURL.replacingOccurrences(of: "http://", with: ""),
