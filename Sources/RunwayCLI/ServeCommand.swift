@@ -3,11 +3,13 @@ import Crypto
 import Foundation
 import Hummingbird
 import Metrics
+import OTel
 import PostgresNIO
 import Prometheus
 import Runway
 import RunwayExamples
 import RunwayServer
+import Tracing
 
 /// `runway serve`: run the demo server, with the operation-log collector, until interrupted.
 struct ServeCommand: AsyncParsableCommand {
@@ -34,6 +36,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Let unsigned requests reach the listings and the collector (only /signed/… still verifies). For benchmarks of the routes alone; said loudly at start.")
     var noVerify = false
 
+    @Option(help: "Export spans by OTLP/HTTP (JSON) to this collector, such as http://127.0.0.1:4318: each request continues its client's trace (W3C traceparent), with the verifier's check and the collector's insert under it.")
+    var traceTo: String?
+
     func validate() throws {
         if let secret, (RequestSignature.bytes(fromHex: secret)?.count ?? 0) < 32 {
             throw ValidationError("--secret must be at least 32 bytes of hex")
@@ -41,9 +46,13 @@ struct ServeCommand: AsyncParsableCommand {
         if noVerify, keyID != nil || secret != nil {
             throw ValidationError("--no-verify takes no key: nothing would check it")
         }
+        if let traceTo, !["http", "https"].contains(URLComponents(string: traceTo)?.scheme ?? "") {
+            throw ValidationError("--trace-to takes an http(s) URL such as http://127.0.0.1:4318")
+        }
     }
 
     func run() async throws {
+        let tracing = try traceTo.map(Self.startTracing)
         let store: any OperationLogStore
         var database: PostgresCollectorDatabase?
         let storeDescription: String
@@ -76,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server = try await DemoServer.start(
             signatureVerifier: verifier, verifiesEverything: !noVerify,
             collector: OperationLogCollector(store: store, metrics: metrics), logLevel: quiet ? .critical : .info,
-            metrics: registry)
+            metrics: registry, tracing: tracing != nil)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
         var banner = "Runway demo server at \(server.baseURL) — Ctrl-C to stop\n"
         banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)"
@@ -90,6 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
             banner += "Signatures verified on the listings, the collector and /signed/…: key id \(id), secret \(hex)"
             banner += secret == nil ? " (the demo key: choose your own with --key-id and --secret)\n" : "\n"
         }
+        if let traceTo { banner += "Spans exported by OTLP/HTTP to \(traceTo)\n" }
         if !quiet {
             banner += "Routes:\n" + DemoServer.routes.map { "  \($0)\n" }.joined()
             banner += "Try: swift run runway demo --server \(server.baseURL)\n"
@@ -100,6 +110,25 @@ struct ServeCommand: AsyncParsableCommand {
         }
         await server.stop()
         await database?.close()
+        tracing?.cancel()
+    }
+
+    /// Bootstraps swift-otel's tracer, exporting by OTLP/HTTP with JSON to `endpoint`, and
+    /// runs its exporter; spans leave in batches at most 200 ms old
+    /// (`OTEL_BSP_SCHEDULE_DELAY` and the other `OTEL_` variables still override).
+    static func startTracing(to endpoint: String) throws -> Task<Void, any Error> {
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = "runway-serve"
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        configuration.traces.exporter = .otlp
+        configuration.traces.otlpExporter.endpoint = endpoint.hasSuffix("/v1/traces") ? endpoint : endpoint + "/v1/traces"
+        configuration.traces.otlpExporter.protocol = .httpJSON
+        configuration.traces.batchSpanProcessor.scheduleDelay = .milliseconds(200)
+        let backend = try OTel.makeTracingBackend(configuration: configuration)
+        InstrumentationSystem.bootstrap(backend.factory)
+        let service = backend.service
+        return Task { try await service.run() }
     }
 
     /// `postgres://user[:password]@host[:port]/database` as a client configuration (no TLS: a

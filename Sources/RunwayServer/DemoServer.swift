@@ -69,15 +69,23 @@ public final class DemoServer: Sendable {
     ///     (through the factory bootstrapped in `MetricsSystem`: bootstrap a
     ///     `PrometheusMetricsFactory` over this registry, as `runway serve` does). Give the
     ///     verifier and the collector a ``ServerMetrics`` over it too.
+    ///   - tracing: Continue each client's trace (Hummingbird's `TracingMiddleware`, with the
+    ///     tracer bootstrapped in `InstrumentationSystem`): a server span per request, the
+    ///     verifier's check and the collector's insert under it.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
         verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
         healthGate: String? = nil, endpointList: [String] = [],
-        logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil
+        logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil, tracing: Bool = false
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router()
+        if tracing {
+            // A server span per request, continuing the client's trace from its `traceparent`,
+            // through the tracer bootstrapped in `InstrumentationSystem`; no header is recorded.
+            router.add(middleware: TracingMiddleware())
+        }
         if let metrics {
             router.add(middleware: MetricsMiddleware())
             router.get("/metrics") { _, _ -> Response in

@@ -2,6 +2,7 @@ import Foundation
 public import Hummingbird
 import NIOConcurrencyHelpers
 import Runway
+import Tracing
 
 /// The server half of `OperationLog`: a route that accepts batches of events, checks
 /// them, and stores each event once.
@@ -161,7 +162,22 @@ public final class OperationLogCollector: Sendable {
             break
         }
         do {
-            let (stored, refusedByStore) = try await store(batch.events)
+            // The insert is a span of its own: where a tap in the app ends up.
+            let tracer = InstrumentationSystem.tracer
+            let insert = tracer is NoOpTracer ? nil : tracer.startAnySpan("collector insert", ofKind: .client)
+            insert?.attributes["runway.collector.events"] = batch.events.count
+            insert?.attributes["db.system.name"] = String(describing: type(of: store))
+            let (stored, refusedByStore): (StoredBatch, [RefusedEvent])
+            do {
+                (stored, refusedByStore) = try await store(batch.events)
+            } catch {
+                insert?.setStatus(SpanStatus(code: .error))
+                insert?.end()
+                throw error
+            }
+            insert?.attributes["runway.collector.new"] = stored.new
+            insert?.attributes["runway.collector.duplicates"] = stored.duplicates
+            insert?.end()
             let refused = (batch.refused + refusedByStore).sorted { $0.index < $1.index }
             metrics?.batchAccepted(
                 events: batch.events.count + batch.refused.count, stored: stored.new, duplicates: stored.duplicates,

@@ -1,5 +1,6 @@
 public import Crypto
 import Foundation
+import Tracing
 import HTTPTypes
 public import Hummingbird
 import Runway
@@ -94,13 +95,20 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let metrics else { return try await verify(request, context: context, next: next) }
-        let refusal = VerifierRefusal()
-        let response = try await VerifierRefusal.$current.withValue(refusal) {
+        let tracer = InstrumentationSystem.tracer
+        guard metrics != nil || !(tracer is NoOpTracer) else { return try await verify(request, context: context, next: next) }
+        // The check is a span of its own under the request's (Hummingbird's tracing middleware):
+        // it ends when the request is admitted or refused, before the route runs.
+        let check = VerifierRefusal(span: tracer is NoOpTracer ? nil : tracer.startAnySpan("verify signature"))
+        check.span?.attributes["runway.verifier.key_id"] = request.headers[RequestSignature.Field.keyID].map { String($0.prefix(64)) }
+        let response = try await VerifierRefusal.$current.withValue(check) {
             try await verify(request, context: context, next: next)
         }
-        if let reason = refusal.reason { metrics.verifierRefused(reason) }
-        if let memory = nonces as? MemoryNonceStore { metrics.nonceStore(entries: memory.count, capacity: memory.capacity) }
+        check.end()
+        if let metrics {
+            if let reason = check.reason { metrics.verifierRefused(reason) }
+            if let memory = nonces as? MemoryNonceStore { metrics.nonceStore(entries: memory.count, capacity: memory.capacity) }
+        }
         return response
     }
 
@@ -182,6 +190,7 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
             return Self.note(.bodyTooLarge, JSONResponse.make(["code": 413, "reason": Reason.bodyTooLarge.rawValue], status: .contentTooLarge))
         }
+        VerifierRefusal.current?.end()
         var verified = request
         verified.body = RequestBody(
             asyncSequence: HashCheckedBody(
@@ -241,9 +250,27 @@ private enum SignatureFieldLimits {
     }()
 }
 
-/// Where a verifier notes why it refused the request it is verifying, for its count: set by the
-/// task verifying the request, read by that task once the verification returns.
+/// The verification of one request: why it was refused, for its count, and its span. Written
+/// and read only by the task verifying the request.
 final class VerifierRefusal: @unchecked Sendable {
-    var reason: String?
+    /// The refusal's reason; `nil` while admitted.
+    var reason: String? {
+        didSet { span?.attributes["runway.verifier.outcome"] = reason }
+    }
+    let span: (any Span)?
+    private var ended = false
     @TaskLocal static var current: VerifierRefusal?
+
+    init(span: (any Span)?) {
+        self.span = span
+        span?.attributes["runway.verifier.outcome"] = "admitted"
+    }
+
+    /// Ends the span, once: when the request is admitted (before the route runs) or refused.
+    func end() {
+        guard !ended else { return }
+        ended = true
+        if reason != nil { span?.setStatus(SpanStatus(code: .error)) }
+        span?.end()
+    }
 }
