@@ -60,6 +60,12 @@ public final class AsyncHTTPClientTransport: Transport {
         /// the least recently used is shut down, its idle connections closed. Default 32.
         public var maximumAddressClients: Int = 32
 
+        /// Where AsyncHTTPClient's own span of each request goes: under the request's span in
+        /// the load's trace, injecting nothing (the engine puts the trace context on the request
+        /// itself, before the signer, and only where it belongs). `nil` (the default): the tracer
+        /// bootstrapped in `InstrumentationSystem`, looked up at each request.
+        public var tracer: (any Tracer)?
+
         /// Creates the connection settings; AsyncHTTPClient's defaults where Runway has no reason to differ.
         public init(
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
@@ -106,7 +112,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// undoes content codings itself, and a body the client already inflated fails as not in
     /// its coding. AsyncHTTPClient keeps a client's configuration private, so this cannot be checked up
     /// front; an answer that arrives through redirects the client followed fails with
-    /// `RunwayError.invalidRequest(reason:)` instead of landing. The settings in `connections`
+    /// `RunwayError.invalidRequest(reason:)` instead of landing. Make it with
+    /// `tracing.tracer = nil` too: a client that traces adds the current trace context to every
+    /// request after the signer, beside the one the engine put there, and to every origin. The settings in `connections`
     /// apply to the clients the transport makes for pinned hosts (on `client`'s
     /// event loop group). The app keeps owning `client` and shuts it down; ``shutdown()`` shuts
     /// down only the clients the transport made.
@@ -209,6 +217,7 @@ public final class AsyncHTTPClientTransport: Transport {
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections.maximumConnectionsPerHost
         // Fail fast on refused connections; the engine's retry policy decides about retrying.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        clientConfiguration.tracing.tracer = RequestSpanTracer(base: connections.tracer)
         return clientConfiguration
     }
 
@@ -273,13 +282,7 @@ public final class AsyncHTTPClientTransport: Transport {
             let client = try self.client(
                 for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
             // AsyncHTTPClient's deadline covers the head only: a backstop behind the engine's.
-            // It would add the caller's trace context to every request it sends, another
-            // origin's too and after the signature; the engine puts the load's own context on
-            // the requests it belongs on, so AsyncHTTPClient is given none. (Its async API makes
-            // no spans of its own, so nothing of its tracing is lost.)
-            let response = try await ServiceContext.withValue(nil) {
-                try await client.execute(outbound, deadline: .now() + timeout)
-            }
+            let response = try await client.execute(outbound, deadline: .now() + timeout)
             // A client the app passed in may follow redirects by itself; its answer skipped the
             // engine's checks of each hop, so it is refused.
             guard response.history.count <= 1 else { throw TransportFault.followedRedirects }

@@ -83,8 +83,11 @@ public final class DemoServer: Sendable {
         let router = Router()
         if tracing {
             // A server span per request, continuing the client's trace from its `traceparent`,
-            // through the tracer bootstrapped in `InstrumentationSystem`; no header is recorded.
-            router.add(middleware: TracingMiddleware())
+            // through the tracer bootstrapped in `InstrumentationSystem`; no header is recorded,
+            // and query values that may be credentials are redacted.
+            router.add(
+                middleware: TracingMiddleware(
+                    redactingQueryParameters: ["token", "access_token", "refresh_token", "api_key", "key", "signature", "sig"]))
         }
         if let metrics {
             router.add(middleware: MetricsMiddleware())

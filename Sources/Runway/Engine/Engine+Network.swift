@@ -18,6 +18,8 @@ struct Attempts: Sendable {
     /// Whether the last attempt was sent and then ended because the device's network went
     /// away (rather than a load that found no network before it sent anything).
     var pathWentAway = false
+    /// Whether the load joined an identical one in flight instead of sending its own.
+    var joined = false
 }
 
 /// What a transfer adds to the exchanges of a load: progress of the body sent, where the
@@ -106,14 +108,19 @@ extension Engine {
                     }
                     // Sent again at once with a newer credential: renewed by this load or by
                     // another that met the expiry first. Not a retry of the API's policy.
-                    let refresh = loadTrace?.child("credential refresh")
-                    do throws(RunwayError) {
+                    // Under a span of its own, which the token request's load continues.
+                    if let refresh = loadTrace?.child("credential refresh") {
+                        let generation = used.generation
+                        let renewed: Result<CredentialLease, RunwayError> = await ServiceContext.withValue(refresh.parent.context) {
+                            do throws(RunwayError) { return .success(try await authentication.renew(after: generation)) } catch {
+                                return .failure(error)
+                            }
+                        }
+                        if case .failure(let error) = renewed { refresh.fail(error) }
+                        refresh.end()
+                        credential = try renewed.get()
+                    } else {
                         credential = try await authentication.renew(after: used.generation)
-                        refresh?.end()
-                    } catch {
-                        refresh?.fail(error)
-                        refresh?.end()
-                        throw error
                     }
                     renewals += 1
                     trace?.set("runway.attempt.outcome", "credential refused")
@@ -255,7 +262,8 @@ extension Engine {
             let sentAt = ContinuousClock.now
             do {
                 response = try await send(
-                    request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation)
+                    request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation,
+                    trace: hopTrace)
                 hopTrace?.set("http.response.status_code", Int64(response.head.status.code))
                 if let version = response.httpVersion { hopTrace?.set("network.protocol.version", Self.protocolVersion(version)) }
                 if response.head.status.code >= 400 {
@@ -263,15 +271,19 @@ extension Engine {
                     hopTrace?.parent.setStatus(SpanStatus(code: .error))
                 }
                 hopTrace?.end()
-                record(
-                    request, response: .success(response), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
-                    loadID: loadID, redacting: credentialNames)
+                if recorder != nil {
+                    record(
+                        request, response: .success(response), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
+                        loadID: loadID, redacting: credentialNames)
+                }
             } catch {
                 hopTrace?.fail(error)
                 hopTrace?.end()
-                record(
-                    request, response: .failure(error), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
-                    loadID: loadID, redacting: credentialNames)
+                if recorder != nil {
+                    record(
+                        request, response: .failure(error), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
+                        loadID: loadID, redacting: credentialNames)
+                }
                 // The device went offline: no address is to blame, and none is left.
                 if let network, !network.path.isReachable, error.isUnreachable {
                     seen.pathWentAway = true
@@ -401,9 +413,13 @@ extension Engine {
 
     /// Sends one hop, ended by `deadline` — which covers the whole response, head and body — or
     /// by `cancellation`.
+    ///
+    /// - parameter trace: The request's span: the transport runs with it as the current
+    ///   context, so that a transport's own spans (AsyncHTTPClient's) nest under it.
     func send(
         _ prepared: PreparedRequest, api: some API, deadline: ContinuousClock.Instant,
-        hooks: TransferHooks = TransferHooks(), connectAddress: String? = nil, cancellation: LoadCancellation? = nil
+        hooks: TransferHooks = TransferHooks(), connectAddress: String? = nil, cancellation: LoadCancellation? = nil,
+        trace: LoadTrace? = nil
     ) async throws(RunwayError) -> TransportResponse {
         var progress: (@Sendable (Int64) -> Void)?
         if let report = hooks.uploadProgress {
@@ -427,7 +443,14 @@ extension Engine {
         outgoing.connectAddress = connectAddress
         outgoing.pins = pins(forAuthority: prepared.head.authority)
         let sentAt = ContinuousClock.now
-        let (result, ended) = await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
+        let (result, ended) =
+            if let trace {
+                await ServiceContext.withValue(trace.parent.context) {
+                    await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
+                }
+            } else {
+                await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
+            }
         let endedAt = ContinuousClock.now
         do {
             var response = try result.get()

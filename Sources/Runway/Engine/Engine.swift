@@ -338,14 +338,13 @@ public final class Engine: Sendable {
         }
         if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         let attemptsSeen = Locked(Attempts())
-        let joined = Locked(false)
         let metrics = self.metrics
         let apiName = api.name
         // The shared call runs in the coalescer's task: this load's handle only makes it leave.
         var result = await coalescer.run(
             key.hash, cancellation: cancellation,
             onJoin: {
-                joined.withLock { $0 = true }
+                attemptsSeen.withLock { $0.joined = true }
                 metrics?.coalesced(api: apiName)
             }
         ) { [self] in
@@ -357,7 +356,11 @@ public final class Engine: Sendable {
             let generation = cache.currentGeneration
             let (result, attempts) = await network(
                 api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
-            attemptsSeen.withLock { $0 = attempts }
+            attemptsSeen.withLock { seen in
+                let joined = seen.joined
+                seen = attempts
+                seen.joined = joined
+            }
             if case .success(let response) = result {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)
             }
@@ -373,10 +376,9 @@ public final class Engine: Sendable {
             result = .success(response)
         }
         let attempts = attemptsSeen.withLock { $0 }
-        let wasJoined = joined.withLock { $0 }
-        if wasJoined { trace?.set("runway.coalesced", true) }
-        log(loadID, api, service: service.id, result, attempts, started: started, joined: wasJoined)
-        return (result, attempts.retryAfter, wasJoined)
+        if attempts.joined { trace?.set("runway.coalesced", true) }
+        log(loadID, api, service: service.id, result, attempts, started: started, joined: attempts.joined)
+        return (result, attempts.retryAfter, attempts.joined)
     }
 
     /// Lands a cached entry like a network response: the convention and the response validator

@@ -105,14 +105,25 @@ struct LoadTrace: Sendable {
         let authority = request.authority.map { authority in
             authority.lastIndex(of: "@").map { "REDACTED:REDACTED@" + authority[authority.index(after: $0)...] } ?? authority
         } ?? ""
-        let target = request.path ?? "/"
-        guard let question = target.firstIndex(of: "?") else { return "\(scheme)://\(authority)\(target)" }
-        let path = target[..<question]
-        let query = target[target.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+        return "\(scheme)://\(authority)" + QueryRedaction.redactingValues(inURL: request.path ?? "/")
+    }
+}
+
+/// Query values replaced by `REDACTED`, as OpenTelemetry's conventions ask for values that may
+/// be credentials: what every span attribute holding a URL or a query says instead.
+package enum QueryRedaction {
+    /// `url` (absolute, or a path with a query) with each query value redacted.
+    package static func redactingValues(inURL url: String) -> String {
+        guard let question = url.firstIndex(of: "?") else { return url }
+        return url[...question] + redactingValues(inQuery: String(url[url.index(after: question)...]))
+    }
+
+    /// `query` (without its `?`) with each value redacted; names stay.
+    package static func redactingValues(inQuery query: String) -> String {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { pair in
             guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
             return pair[..<equals] + "=REDACTED"
-        }
-        return "\(scheme)://\(authority)\(path)?\(query.joined(separator: "&"))"
+        }.joined(separator: "&")
     }
 }
 

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import InMemoryTracing
@@ -152,6 +153,76 @@ struct TracingTests {
             // Changed after signing: the verifier refuses it.
             await #expect(throws: RunwayError.self) {
                 try await APIManager(TestAPI(path: "/signed/echo/tampered"), engine: engine).load(reformedBy: EchoedFields())
+            }
+        }
+    }
+
+    @Test("a credential refresh is a span of the load, and the token request's load is under it")
+    func refreshSpan() async throws {
+        let tracer = InMemoryTracer()
+        let server = try await DemoServer.start()
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let engine = Engine(transport: transport, metrics: nil, tracer: tracer)
+            try engine.register(
+                Service(
+                    id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
+                    credentials: .init(authentication: Authentication(BearerAuthenticator(engine: engine, stored: "expired")))))
+            let answer = await engine.perform(TestAPI(path: "/auth/me", name: "MeAPI"))
+            #expect((try? answer.get())?.json?["data"]?["token"]?.stringValue == "access-1")
+            let spans = Dictionary(grouping: tracer.finishedSpans, by: \.operationName)
+            let load = try #require(spans["MeAPI"]?.first)
+            let refresh = try #require(spans["credential refresh"]?.first)
+            #expect(refresh.parentSpanID == load.spanID)
+            let tokenLoad = try #require(spans.first { $0.key.hasSuffix("TokenAPI") }?.value.first)
+            #expect(tokenLoad.parentSpanID == refresh.spanID)
+            #expect(spans["attempt 1"]?.first { $0.parentSpanID == load.spanID }?.attributes["runway.attempt.outcome"]?.toSpanAttribute() == "credential refused")
+            #expect(spans["attempt 2"]?.first?.parentSpanID == load.spanID)
+            for span in tracer.finishedSpans {
+                span.attributes.forEach { key, attribute in
+                    #expect(!"\(attribute)".contains("access-1") && !"\(attribute)".contains("expired") && !"\(attribute)".contains("refresh-1"), "\(span.operationName).\(key)")
+                }
+            }
+        }
+    }
+
+    @Test("AsyncHTTPClient's own span of a request nests under the request's span, and adds no second trace header")
+    func asyncHTTPClientSpansNest() async throws {
+        let tracer = InMemoryTracer()
+        let server = try await DemoServer.start()
+        var connections = AsyncHTTPClientTransport.Connections()
+        connections.tracer = tracer
+        let transport = AsyncHTTPClientTransport(connections: connections)
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
+            let tap = tracer.startAnySpan("tap")
+            let answer = await ServiceContext.withValue(tap.context) {
+                await engine.perform(TestAPI(path: "/echo/inside"), params: ["token": "s3cret-query"])
+            }
+            tap.end()
+            let seen = try EchoedFields().reform(try answer.get())
+            // Two client spans: the engine's for the request, AsyncHTTPClient's under it.
+            let attempt = try #require(tracer.finishedSpans.first { $0.operationName == "attempt 1" })
+            let hop = try #require(tracer.finishedSpans.first { $0.operationName == "GET" && $0.parentSpanID == attempt.spanID })
+            let own = tracer.finishedSpans.filter { $0.operationName == "GET" && $0.parentSpanID == hop.spanID }
+            #expect(own.count == 1, "AsyncHTTPClient's span of the request, under it")
+            #expect(Set(tracer.finishedSpans.map(\.traceID)) == [tap.context.inMemorySpanContext?.traceID])
+            // One value each: the engine's, for the request's span — not a second one added by
+            // AsyncHTTPClient for its own.
+            #expect(seen[InMemoryTracer.spanIDKey] == hop.spanID)
+            #expect(seen[InMemoryTracer.traceIDKey] == tap.context.inMemorySpanContext?.traceID)
+            // AsyncHTTPClient records the URL and its query: their values arrive redacted.
+            #expect(own.first?.attributes["url.query"]?.toSpanAttribute() == "token=REDACTED")
+            for span in tracer.finishedSpans {
+                span.attributes.forEach { key, attribute in
+                    #expect(!"\(attribute)".contains("s3cret"), "\(span.operationName).\(key) holds a credential")
+                }
             }
         }
     }
