@@ -63,7 +63,8 @@ public final class AsyncHTTPClientTransport: Transport {
         /// Where AsyncHTTPClient's own span of each request goes: under the request's span in
         /// the load's trace, injecting nothing (the engine puts the trace context on the request
         /// itself, before the signer, and only where it belongs). `nil` (the default): the tracer
-        /// bootstrapped in `InstrumentationSystem`, looked up at each request.
+        /// bootstrapped in `InstrumentationSystem` when the transport makes its clients, as
+        /// AsyncHTTPClient itself does; with none bootstrapped, AsyncHTTPClient traces nothing.
         public var tracer: (any Tracer)?
 
         /// Creates the connection settings; AsyncHTTPClient's defaults where Runway has no reason to differ.
@@ -217,7 +218,9 @@ public final class AsyncHTTPClientTransport: Transport {
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections.maximumConnectionsPerHost
         // Fail fast on refused connections; the engine's retry policy decides about retrying.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        clientConfiguration.tracing.tracer = RequestSpanTracer(base: connections.tracer)
+        // No tracer: AsyncHTTPClient skips its span (and the URL parsing for its attributes).
+        let tracer = connections.tracer ?? InstrumentationSystem.tracer
+        clientConfiguration.tracing.tracer = tracer is NoOpTracer ? nil : RequestSpanTracer(base: tracer)
         return clientConfiguration
     }
 

@@ -10,11 +10,12 @@ import Tracing
 /// load's context on the requests it belongs on, under the signature. So this tracer's
 /// ``inject(_:into:using:)`` does nothing, and everything else goes to `base`.
 struct RequestSpanTracer: Tracer {
-    /// Where spans go; `nil`: the tracer bootstrapped in `InstrumentationSystem`, looked up at
-    /// each request, so that bootstrapping after the transport was made still counts.
-    let base: (any Tracer)?
+    /// Where spans go.
+    let tracer: any Tracer
 
-    private var tracer: any Tracer { base ?? InstrumentationSystem.tracer }
+    init(base: any Tracer) {
+        self.tracer = base
+    }
 
     func startSpan<Instant: TracerInstant>(
         _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
