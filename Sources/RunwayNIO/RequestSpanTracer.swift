@@ -22,11 +22,12 @@ struct RequestSpanTracer: Tracer {
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> ForwardingSpan {
         ForwardingSpan(
-            base: tracer.startAnySpan(
+            base: tracer.startSpan(
                 operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line))
     }
 
-    func forceFlush() { tracer.forceFlush() }
+    /// Nothing: AsyncHTTPClient never flushes, and the app flushes its own tracer.
+    func forceFlush() {}
 
     func inject<Carrier, Inject: Injector>(_ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject)
     where Inject.Carrier == Carrier {}

@@ -13,15 +13,7 @@ struct TransportConformanceTests {
     func withTransport(
         _ kind: TransportKind, _ body: (any Transport, DemoServer) async throws -> Void
     ) async throws {
-        let server = try await DemoServer.start()
-        let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
-        let transport: any Transport = nio ?? URLSessionTransport()
-        try await withCleanup({
-            try? await nio?.shutdown()
-            await server.stop()
-        }) {
-            try await body(transport, server)
-        }
+        try await withServer(kind, body)
     }
 
     func request(

@@ -10,13 +10,7 @@ import Testing
 struct RecordingTests {
     @Test("every answer says how long each phase took, what was skipped and what its transport cannot report", arguments: TransportKind.allCases)
     func phaseTimings(_ kind: TransportKind) async throws {
-        let server = try await DemoServer.start()
-        let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
-        let transport: any Transport = nio ?? URLSessionTransport()
-        try await withCleanup({
-            try? await nio?.shutdown()
-            await server.stop()
-        }) {
+        try await withServer(kind) { transport, server in
             let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil)
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
             var api = TestAPI(path: "/echo/timed")
@@ -54,12 +48,7 @@ struct RecordingTests {
         try #require(
             (try? AWSSignatureV4Tests.runPython(["-c", "import haralyzer"], input: Data())) != nil,
             "haralyzer is not installed: .ci/run installs it from PyPI")
-        let server = try await DemoServer.start()
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
+        try await withServer { transport, server in
             let recorder = LoadRecorder(bodyLimit: 64)
             let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil, recorder: recorder)
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))

@@ -23,7 +23,7 @@ struct EchoedFields: Reformer {
 struct TracingTests {
     /// An engine over AsyncHTTPClient with `tracer`, the test service registered on `server`.
     static func engine(
-        tracer: any Tracer, server: DemoServer, transport: AsyncHTTPClientTransport, cache: ResponseCache? = nil,
+        tracer: any Tracer, server: DemoServer, transport: any Transport, cache: ResponseCache? = nil,
         signer: (any RequestSigner)? = nil
     ) throws -> Engine {
         let engine = Engine(transport: transport, cache: cache, metrics: nil, tracer: tracer)
@@ -35,12 +35,7 @@ struct TracingTests {
     @Test("a load is one span under the caller's, with the cache lookup, the attempt, each hop, the parse and the reform under it")
     func spanTree() async throws {
         let tracer = InMemoryTracer()
-        let server = try await DemoServer.start()
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
+        try await withServer { transport, server in
             let cache = try ResponseCache()
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport, cache: cache)
             var api = TestAPI(path: "/faults/redirect-to/302/echo/listing", name: "TracedAPI")
@@ -104,14 +99,8 @@ struct TracingTests {
     @Test("the trace context goes to another origin only when the API allows it")
     func crossOrigin() async throws {
         let tracer = InMemoryTracer()
-        let server = try await DemoServer.start()
-        let other = try await DemoServer.start()
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-            await other.stop()
-        }) {
+        // The second server is the other origin (its transport goes unused).
+        try await withServer { transport, server in try await withServer { _, other in
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
             var api = TestAPI(path: "/faults/redirect")
             api.redirectPolicy = .crossOriginWithoutCredentials
@@ -121,7 +110,7 @@ struct TracingTests {
             api.sendsTraceContextToOtherOrigins = true
             let sent = try await APIManager(api, engine: engine).load(with: ["to": .string(target)], reformedBy: EchoedFields())
             #expect(sent[InMemoryTracer.traceIDKey] != nil)
-        }
+        } }
     }
 
     @Test("with an OpenTelemetry tracer a W3C traceparent goes out, under the signature")
@@ -133,12 +122,8 @@ struct TracingTests {
         configuration.diagnosticLogLevel = .error
         let tracer = try OTel.makeTracingBackend(configuration: configuration).factory
         let secret = SigningTests.secret
-        let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["ios-app": [secret]]))
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
+        try await withServer(start: { try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["ios-app": [secret]])) }) {
+            transport, server in
             let signer = HMACSigner(keyID: "ios-app", secret: secret, signedHeaderFields: [HTTPField.Name("traceparent")!])
             let tampered = InterferingTransport(transport) { request in
                 if request.head.path?.contains("tampered") == true { request.head.headerFields[HTTPField.Name("traceparent")!] = "00-" + String(repeating: "1", count: 32) + "-" + String(repeating: "2", count: 16) + "-01" }
@@ -160,12 +145,7 @@ struct TracingTests {
     @Test("a credential refresh is a span of the load, and the token request's load is under it")
     func refreshSpan() async throws {
         let tracer = InMemoryTracer()
-        let server = try await DemoServer.start()
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
+        try await withServer { transport, server in
             let engine = Engine(transport: transport, metrics: nil, tracer: tracer)
             try engine.register(
                 Service(
@@ -192,14 +172,9 @@ struct TracingTests {
     @Test("AsyncHTTPClient's own span of a request nests under the request's span, and adds no second trace header")
     func asyncHTTPClientSpansNest() async throws {
         let tracer = InMemoryTracer()
-        let server = try await DemoServer.start()
         var connections = AsyncHTTPClientTransport.Connections()
         connections.tracer = tracer
-        let transport = AsyncHTTPClientTransport(connections: connections)
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
+        try await withServer(connections: connections) { transport, server in
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
             let tap = tracer.startAnySpan("tap")
             let answer = await ServiceContext.withValue(tap.context) {

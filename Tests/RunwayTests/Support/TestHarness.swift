@@ -95,6 +95,26 @@ func withHarness<T>(
     }
 }
 
+/// Runs `body` with a fresh demo server (by default; `start` makes another) and a fresh
+/// transport of `kind`, shutting both down after.
+@discardableResult
+func withServer<T>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ kind: TransportKind = .asyncHTTPClient, connections: AsyncHTTPClientTransport.Connections = .init(),
+    start: () async throws -> DemoServer = { try await DemoServer.start() },
+    _ body: (any Transport, DemoServer) async throws -> T
+) async throws -> T {
+    let server = try await start()
+    let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport(connections: connections) : nil
+    let transport: any Transport = nio ?? URLSessionTransport()
+    return try await withCleanup({
+        try? await nio?.shutdown()
+        await server.stop()
+    }) {
+        try await body(transport, server)
+    }
+}
+
 /// Runs `body`, then `cleanup` whether `body` threw or not (async `defer`).
 func withCleanup<T>(
     isolation: isolated (any Actor)? = #isolation, _ cleanup: () async -> Void, _ body: () async throws -> T
