@@ -65,23 +65,19 @@ public final class LoadRecorder: Sendable {
     }
 
     func record(_ exchange: ExchangeRecord) {
-        state.withLock { state in
-            state.exchanges.append(exchange)
-            if state.exchanges.count > capacity {
-                state.exchanges.removeFirst(state.exchanges.count - capacity)
-                state.droppedExchanges += 1
-            }
-        }
+        state.withLock { Self.append(exchange, to: &$0.exchanges, dropping: &$0.droppedExchanges, capacity: capacity) }
     }
 
     func record(_ load: LoadRecord) {
-        state.withLock { state in
-            state.loads.append(load)
-            if state.loads.count > capacity {
-                state.loads.removeFirst(state.loads.count - capacity)
-                state.droppedLoads += 1
-            }
-        }
+        state.withLock { Self.append(load, to: &$0.loads, dropping: &$0.droppedLoads, capacity: capacity) }
+    }
+
+    /// Appends `record`, dropping the oldest (and counting it) past `capacity`.
+    private static func append<Record>(_ record: Record, to records: inout [Record], dropping dropped: inout Int, capacity: Int) {
+        records.append(record)
+        guard records.count > capacity else { return }
+        dropped += records.count - capacity
+        records.removeFirst(records.count - capacity)
     }
 
     /// Adds a manager's reform time to the load's record.

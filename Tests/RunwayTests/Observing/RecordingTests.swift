@@ -112,4 +112,19 @@ struct RecordingTests {
             #expect(moved.responseBodySize > 64)
         }
     }
+
+    @Test("a recorder past its capacity drops the oldest records, counts them, and its HAR file says so")
+    func capacity() async throws {
+        try await withServer { transport, server in
+            let recorder = LoadRecorder(capacity: 2)
+            let engine = Engine(transport: transport, metrics: nil, recorder: recorder)
+            try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+            for index in 0..<3 { _ = try await engine.perform(TestAPI(path: "/echo/\(index)")).get() }
+            #expect(recorder.exchanges.map { $0.request.path } == ["/echo/1", "/echo/2"])
+            #expect(recorder.droppedExchanges == 1 && recorder.droppedLoads == 1)
+            let har = try JSONSerialization.jsonObject(with: try recorder.httpArchive()) as? [String: Any]
+            let comment = (har?["log"] as? [String: Any])?["comment"] as? String
+            #expect(comment?.contains("the 1 oldest were dropped") == true, "\(comment ?? "no comment")")
+        }
+    }
 }
