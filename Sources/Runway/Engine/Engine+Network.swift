@@ -215,32 +215,14 @@ extension Engine {
                 hopTrace.tracer.inject(hopTrace.parent.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
             }
             if withCredentials {
-                // Adapters first, then the credential, so that the signature covers both.
-                if !adapters.isEmpty {
-                    try await adapters.adapt(
-                        &request.head, context: AdaptingContext(apiName: api.name, service: service.id, attempt: attempt, hop: hops))
-                }
-                if let credential {
-                    let before = request.head.headerFields
-                    credential.apply(&request.head)
-                    credentialNames = CredentialRedaction.changedNames(from: before, to: request.head.headerFields)
-                }
-                if let jar = service.credentials.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
-                    request.head.headerFields[.cookie] = cookie
-                }
-                if let signer = service.credentials.signer {
-                    let inMemory = request.body?.data
-                    do {
-                        try signer.sign(
-                            &request.head, body: inMemory,
-                            context: SigningContext(
-                                apiName: api.name, service: service.id, attempt: attempt,
-                                bodySHA256: request.body != nil && inMemory == nil ? bodyDigest : nil))
-                    } catch let error as RequestSignature.FormatError {
-                        throw RunwayError.invalidRequest(reason: "signing failed: \(error.reason)")
-                    } catch {
-                        throw RunwayError.invalidRequest(reason: "signing failed: \(type(of: error))")
-                    }
+                do throws(RunwayError) {
+                    credentialNames = try await applyCredentials(
+                        to: &request, api: api, service: service, adapters: adapters, credential: credential,
+                        bodyDigest: bodyDigest, attempt: attempt, hop: hops)
+                } catch {
+                    hopTrace?.fail(error)
+                    hopTrace?.end()
+                    throw error
                 }
             }
             hopTrace?.describe(request.head, attempt: attempt, hop: hops)
@@ -328,6 +310,44 @@ extension Engine {
                 target = withCredentials ? Self.sameOriginHop(hop, from: target) : Self.bareHop(hop, from: target, api: api)
             }
         }
+    }
+
+    /// Adapts, credentials, gives the cookies to and signs a request to the service's own origin:
+    /// adapters first, then the credential, so that the signature covers both.
+    ///
+    /// - returns: The header fields the credential set, redacted from what app code sees.
+    private func applyCredentials(
+        to request: inout PreparedRequest, api: some API, service: Service, adapters: [any RequestAdapter],
+        credential: CredentialLease?, bodyDigest: String?, attempt: Int, hop: Int
+    ) async throws(RunwayError) -> Set<HTTPField.Name> {
+        if !adapters.isEmpty {
+            try await adapters.adapt(
+                &request.head, context: AdaptingContext(apiName: api.name, service: service.id, attempt: attempt, hop: hop))
+        }
+        var credentialNames = Set<HTTPField.Name>()
+        if let credential {
+            let before = request.head.headerFields
+            credential.apply(&request.head)
+            credentialNames = CredentialRedaction.changedNames(from: before, to: request.head.headerFields)
+        }
+        if let jar = service.credentials.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
+            request.head.headerFields[.cookie] = cookie
+        }
+        if let signer = service.credentials.signer {
+            let inMemory = request.body?.data
+            do {
+                try signer.sign(
+                    &request.head, body: inMemory,
+                    context: SigningContext(
+                        apiName: api.name, service: service.id, attempt: attempt,
+                        bodySHA256: request.body != nil && inMemory == nil ? bodyDigest : nil))
+            } catch let error as RequestSignature.FormatError {
+                throw RunwayError.invalidRequest(reason: "signing failed: \(error.reason)")
+            } catch {
+                throw RunwayError.invalidRequest(reason: "signing failed: \(type(of: error))")
+            }
+        }
+        return credentialNames
     }
 
     /// Keeps one request on the wire and its answer in the recorder, with the credential's
@@ -584,7 +604,9 @@ extension Engine {
         _ attempts: Attempts, started: ContinuousClock.Instant, joined: Bool = false
     ) {
         let duration = ContinuousClock.now - started
-        if let recorder { record(loadID, api, service: service, result, attempts, started: started, duration: duration, joined: joined, in: recorder) }
+        if let recorder {
+            record(loadID, api, service: service, result, attempts, started: started, duration: duration, joined: joined, in: recorder)
+        }
         if let metrics { count(result, api: api.name, service: service, attempts: attempts, duration: duration, in: metrics) }
         // Nothing of the line is built when the level filters it out (as in production).
         guard logger.logLevel <= RequestLog.level(of: result) else { return }
