@@ -1,8 +1,8 @@
 public import CoreMetrics
 
 /// What the server half reports through swift-metrics: `runway serve` exposes it at `/metrics`
-/// in Prometheus' text format (``DemoServer/start(tls:signatureVerifier:verifiesEverything:collector:address:port:healthGate:endpointList:logLevel:metrics:tracing:)``
-/// with a `PrometheusCollectorRegistry`).
+/// in Prometheus' text format (``DemoServer`` started with a `PrometheusCollectorRegistry` as
+/// its `metrics`).
 ///
 /// | label | kind | dimensions |
 /// |---|---|---|
