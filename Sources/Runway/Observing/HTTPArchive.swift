@@ -8,7 +8,8 @@ extension LoadRecorder {
     /// the wire (a redirect hop is an entry of its own), oldest first.
     ///
     /// Header values carrying who asks read `<redacted>` (the engine redacts them before they
-    /// are recorded), and `Set-Cookie` answers too. Phases a transport could not report are
+    /// are recorded), and `Set-Cookie` answers too. `httpVersion` is empty where the transport
+    /// does not say (URLSession). Phases a transport could not report are
     /// `-1`, as the format asks; `send`, `wait` and `receive` are always given, and an entry's
     /// `time` is the sum of its non-negative phases.
     ///
@@ -70,7 +71,7 @@ extension LoadRecorder {
         var request: [String: Any] = [
             "method": head.method.rawValue,
             "url": url?.absoluteString ?? head.path ?? "",
-            "httpVersion": exchange.httpVersion ?? "HTTP/1.1",
+            "httpVersion": exchange.httpVersion ?? "",
             "cookies": [Any](),
             "headers": fields(head.headerFields),
             "queryString": url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems }
@@ -115,7 +116,7 @@ extension LoadRecorder {
         return [
             "status": head.status.code,
             "statusText": head.status.reasonPhrase,
-            "httpVersion": exchange.httpVersion ?? "HTTP/1.1",
+            "httpVersion": exchange.httpVersion ?? "",
             "cookies": [Any](),
             "headers": self.fields(fields),
             "content": content,
