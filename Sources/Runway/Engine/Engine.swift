@@ -263,17 +263,16 @@ public final class Engine: Sendable {
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let loadID = loadID ?? .next()
         guard trace == nil, let tracer else {
-            let outcome = await performLoad(
+            return await performLoad(
                 api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
                 cancellation: cancellation, trace: trace)
-            return (outcome.result, outcome.retryAfter)
         }
         let own = LoadTrace.start(api, loadID: loadID, tracer: tracer)
         let outcome = await performLoad(
             api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
             cancellation: cancellation, trace: own)
         own.end(outcome.result)
-        return (outcome.result, outcome.retryAfter)
+        return outcome
     }
 
     /// Starts the span of a load whose caller ends it (``LoadTrace/end(_:)``); `nil` without a tracer.
@@ -285,13 +284,13 @@ public final class Engine: Sendable {
     private func performLoad<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
         hooks: TransferHooks, cancellation: LoadCancellation?, trace: LoadTrace?
-    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?, joined: Bool) {
+    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let started = ContinuousClock.now
         guard let registered = services.withLock({ $0[api.service] }) else {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(reason: "no service is registered as \"\(api.service)\""))
             log(loadID, api, service: api.service, result, Attempts(), started: started)
-            return (result, nil, false)
+            return (result, nil)
         }
         // Two private or local API types that read the same once their launch-dependent contexts
         // are left out would share cache entries and stubs under one default name.
@@ -300,7 +299,7 @@ public final class Engine: Sendable {
                 .invalidRequest(
                     reason: "two private or local API types are both named \(shared); give one of them its own `name`"))
             log(loadID, api, service: api.service, result, Attempts(), started: started)
-            return (result, nil, false)
+            return (result, nil)
         }
         let service = registered.service
         let policy = api.cachePolicy
@@ -315,7 +314,7 @@ public final class Engine: Sendable {
                 api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
                 loadID: loadID, trace: trace, land: land)
             log(loadID, api, service: service.id, result, attempts, started: started)
-            return (result, attempts.retryAfter, false)
+            return (result, attempts.retryAfter)
         }
 
         let lookup: Duration?
@@ -333,7 +332,7 @@ public final class Engine: Sendable {
                 let result = landFromCache(
                     hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
                 log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), started: started)
-                return (result, nil, false)
+                return (result, nil)
             }
         }
         if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
@@ -378,7 +377,7 @@ public final class Engine: Sendable {
         let attempts = attemptsSeen.withLock { $0 }
         if attempts.joined { trace?.set("runway.coalesced", true) }
         log(loadID, api, service: service.id, result, attempts, started: started, joined: attempts.joined)
-        return (result, attempts.retryAfter, attempts.joined)
+        return (result, attempts.retryAfter)
     }
 
     /// Lands a cached entry like a network response: the convention and the response validator
