@@ -122,7 +122,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.logs.enabled = false
         configuration.metrics.enabled = false
         configuration.traces.exporter = .otlp
-        configuration.traces.otlpExporter.endpoint = endpoint.hasSuffix("/v1/traces") ? endpoint : endpoint + "/v1/traces"
+        let base = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        configuration.traces.otlpExporter.endpoint = base.hasSuffix("/v1/traces") ? base : base + "/v1/traces"
         configuration.traces.otlpExporter.protocol = .httpJSON
         configuration.traces.batchSpanProcessor.scheduleDelay = .milliseconds(200)
         let backend = try OTel.makeTracingBackend(configuration: configuration)

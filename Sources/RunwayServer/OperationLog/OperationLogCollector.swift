@@ -166,7 +166,7 @@ public final class OperationLogCollector: Sendable {
             let tracer = InstrumentationSystem.tracer
             let insert = tracer is NoOpTracer ? nil : tracer.startAnySpan("collector insert", ofKind: .client)
             insert?.attributes["runway.collector.events"] = batch.events.count
-            insert?.attributes["db.system.name"] = String(describing: type(of: store))
+            insert?.attributes["runway.collector.store"] = String(describing: type(of: store))
             let (stored, refusedByStore): (StoredBatch, [RefusedEvent])
             do {
                 (stored, refusedByStore) = try await store(batch.events)
