@@ -15,10 +15,9 @@ extension LoadRecorder {
     ///
     /// - parameter creator: The `creator.name` of the file.
     public func httpArchive(creator: String = "Runway") throws -> Data {
-        let exchanges = self.exchanges
+        let (exchanges, dropped) = exchangesAndDropped
         let started = exchanges.first?.startedAt ?? originDate
         var comment = "\(exchanges.count) requests on the wire"
-        let dropped = droppedExchanges
         if dropped > 0 { comment += "; the \(dropped) oldest were dropped (the recorder keeps \(capacity))" }
         let log: [String: Any] = [
             "version": "1.2",

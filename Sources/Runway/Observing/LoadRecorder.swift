@@ -48,6 +48,9 @@ public final class LoadRecorder: Sendable {
     /// Loads dropped because more than ``capacity`` were recorded.
     public var droppedLoads: Int { state.withLock { $0.droppedLoads } }
 
+    /// The exchanges kept and how many were dropped, read together.
+    var exchangesAndDropped: ([ExchangeRecord], Int) { state.withLock { ($0.exchanges, $0.droppedExchanges) } }
+
     /// Forgets every record.
     public func clear() {
         state.withLock { $0 = State() }
