@@ -34,8 +34,7 @@ struct RequestLog {
     ) {
         let level = Self.level(of: result)
         guard logger.logLevel <= level else { return }
-        let milliseconds = Double(duration.components.seconds) * 1000
-            + Double(duration.components.attoseconds) / 1e15
+        let milliseconds = duration.milliseconds
         let outcome: String
         switch result {
         case .success(let origin):

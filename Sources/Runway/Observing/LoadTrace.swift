@@ -76,7 +76,7 @@ struct LoadTrace: Sendable {
         set("http.request.method", request.method.rawValue)
         let host = request.authority.map(AuthorityHost.of)
         set("server.address", host)
-        if let authority = request.authority, let port = Self.port(of: authority, scheme: request.scheme) {
+        if let authority = request.authority, let port = AuthorityHost.port(of: authority, scheme: request.scheme) {
             set("server.port", Int64(port))
         }
         set("url.full", Self.redactedURL(request))
@@ -84,18 +84,6 @@ struct LoadTrace: Sendable {
         if hop > 0 { set("runway.redirect.hop", Int64(hop)) }
         let resends = attempt - 1 + hop
         if resends > 0 { set("http.request.resend_count", Int64(resends)) }
-    }
-
-    /// The port of `authority`, or the scheme's default.
-    static func port(of authority: String, scheme: String?) -> Int? {
-        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]"), let port = Int(authority[authority.index(after: colon)...]) {
-            return port
-        }
-        switch scheme {
-        case "https": return 443
-        case "http": return 80
-        default: return nil
-        }
     }
 
     /// The URL of `request` with every query value and any user information replaced by

@@ -202,8 +202,7 @@ struct BenchCommand: AsyncParsableCommand {
                 checksum &+= try body()
                 best = min(best, clock.now - start)
             }
-            let ms = Double(best.components.attoseconds) / 1e15 + Double(best.components.seconds) * 1000
-            print(label.padding(toLength: 60, withPad: " ", startingAt: 0) + String(format: "%8.2f ms", ms) + "  (\(checksum % 7))")
+            print(label.padding(toLength: 60, withPad: " ", startingAt: 0) + String(format: "%8.2f ms", best.milliseconds) + "  (\(checksum % 7))")
         }
         print("1,000-item list (\(body.count / 1024) KB), best of \(parses):")
         try time("Runway JSON(parsing:) + walk into rows") {

@@ -14,7 +14,7 @@ struct RecordingTests {
             let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil)
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
             var api = TestAPI(path: "/echo/timed")
-            api.cachePolicy = .memory(lifetime: .seconds(60))
+            api.cachePolicy = .memory(lifetime: .seconds(3600))
             let manager = APIManager(api, engine: engine)
             _ = try await manager.load(reformedBy: EchoedFields())
             let network = try #require(manager.rawResponse?.timings)
@@ -61,7 +61,7 @@ struct RecordingTests {
             post.paramEncoding = .json
             _ = try await engine.perform(post, params: ["title": "bike"]).get()
             var cached = TestAPI(path: "/echo/cached")
-            cached.cachePolicy = .memory(lifetime: .seconds(60))
+            cached.cachePolicy = .memory(lifetime: .seconds(3600))
             _ = try await engine.perform(cached).get()
             _ = try await engine.perform(cached).get()
             _ = await engine.perform(TestAPI(path: "/no/such/route"))

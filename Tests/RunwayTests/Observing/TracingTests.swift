@@ -40,7 +40,7 @@ struct TracingTests {
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport, cache: cache)
             var api = TestAPI(path: "/faults/redirect-to/302/echo/listing", name: "TracedAPI")
             api.headers = [.authorization: "Bearer s3cret-token"]
-            api.cachePolicy = CachePolicy(tiers: .memory, memoryLifetime: .seconds(60), sensitiveComponent: "user-1")
+            api.cachePolicy = CachePolicy(tiers: .memory, memoryLifetime: .seconds(3600), sensitiveComponent: "user-1")
             let tap = tracer.startAnySpan("tap")
             let seen = try await ServiceContext.withValue(tap.context) {
                 try await APIManager(api, engine: engine).load(with: ["token": "s3cret-query"], reformedBy: EchoedFields())
