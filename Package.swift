@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Runway", targets: ["Runway"]),
         .library(name: "RunwayNIO", targets: ["RunwayNIO"]),
         .library(name: "RunwayServer", targets: ["RunwayServer"]),
+        .library(name: "RunwayDemoServer", targets: ["RunwayDemoServer"]),
         .library(name: "RunwayStorage", targets: ["RunwayStorage"]),
         .library(name: "RunwayLinks", targets: ["RunwayLinks"]),
         .executable(name: "runway", targets: ["RunwayCLI"]),
@@ -102,28 +103,46 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The server half: demo APIs and fault injection on Hummingbird, for tests and the demo.
+        // The server half a deployment runs, on Hummingbird: the signature verifier and its nonce
+        // stores, the operation-log collector and its stores (SQLite, PostgreSQL), metrics.
         .target(
             name: "RunwayServer",
             dependencies: [
                 "Runway",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The demo and test server (as Hummingbird ships HummingbirdTesting): the demo's listing
+        // APIs, routes that misbehave on purpose, a collector that fails on request, and a
+        // certificate authority made at run time for TLS and HTTP/2. Never in a deployment.
+        .target(
+            name: "RunwayDemoServer",
+            dependencies: [
+                "Runway",
+                "RunwayServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSettings
@@ -146,6 +165,7 @@ let package = Package(
                 "RunwayExamples",
                 "RunwayNIO",
                 "RunwayServer",
+                "RunwayDemoServer",
                 "RunwayStorage",
                 "RunwayLinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -192,6 +212,7 @@ let package = Package(
                 "RunwayExamples",
                 "RunwayNIO",
                 "RunwayServer",
+                "RunwayDemoServer",
                 "RunwayTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

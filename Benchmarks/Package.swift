@@ -27,7 +27,7 @@ let package = Package(
                 .product(name: "RunwayNIO", package: "Runway"),
                 .product(name: "RunwayStorage", package: "Runway"),
                 // The test certificate authority of the TLS lines.
-                .product(name: "RunwayServer", package: "Runway"),
+                .product(name: "RunwayDemoServer", package: "Runway"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

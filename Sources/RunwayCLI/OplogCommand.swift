@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import HTTPTypes
 import Runway
@@ -21,10 +20,15 @@ struct OplogCommand: AsyncParsableCommand {
         @Option(help: "The server running the collector, such as http://127.0.0.1:8080.")
         var server: String
 
+        @OptionGroup var key: CollectorKey
+
         func run() async throws {
             let nio = AsyncHTTPClientTransport()
             let engine = Engine(transport: nio)
-            try engine.register(Service(id: "oplog", baseURLs: [.release: server], connection: .init(allowsInsecureHTTP: true)))
+            try engine.register(
+                Service(
+                    id: "oplog", baseURLs: [.release: server], credentials: .init(signer: key.signer),
+                    connection: .init(allowsInsecureHTTP: true)))
             let result = await engine.perform(CollectorStatsAPI())
             try await nio.shutdown()
             let response = try result.get()
@@ -49,11 +53,7 @@ struct OplogCommand: AsyncParsableCommand {
         @Option(help: "The storage container's root folder (the queue lives in its application support).")
         var container: String
 
-        @Option(help: "The HMAC key id the collector's verifier knows.")
-        var keyID: String = "oplog"
-
-        @Option(help: "The HMAC secret, hex; without it requests are not signed.")
-        var secret: String?
+        @OptionGroup var key: CollectorKey
 
         @Option(help: "Stop after this many events (default: never).")
         var count: Int = .max
@@ -64,11 +64,10 @@ struct OplogCommand: AsyncParsableCommand {
         func run() async throws {
             let nio = AsyncHTTPClientTransport()
             let engine = Engine(transport: nio)
-            let signer = try secret.map { hex -> HMACSigner in
-                guard let bytes = Self.bytes(hex: hex) else { throw ValidationError("--secret is not hex") }
-                return HMACSigner(keyID: keyID, secret: SymmetricKey(data: bytes))
-            }
-            try engine.register(Service(id: "oplog", baseURLs: [.release: server], credentials: .init(signer: signer), connection: .init(allowsInsecureHTTP: true)))
+            try engine.register(
+                Service(
+                    id: "oplog", baseURLs: [.release: server], credentials: .init(signer: key.signer),
+                    connection: .init(allowsInsecureHTTP: true)))
             var policy = OperationLog.Policy()
             policy.maximumAge = .milliseconds(200)
             policy.baseBackoff = .milliseconds(20)
@@ -100,19 +99,6 @@ struct OplogCommand: AsyncParsableCommand {
                 if (try? await log.flush()) != nil { return }
             }
             try await log.flush()
-        }
-
-        static func bytes(hex: String) -> [UInt8]? {
-            let digits = Array(hex.utf8)
-            guard digits.count % 2 == 0 else { return nil }
-            var bytes: [UInt8] = []
-            var index = 0
-            while index < digits.count {
-                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(byte)
-                index += 2
-            }
-            return bytes
         }
     }
 }

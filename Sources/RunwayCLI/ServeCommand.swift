@@ -8,15 +8,20 @@ import PostgresNIO
 import Prometheus
 import Runway
 import RunwayExamples
+import RunwayDemoServer
 import RunwayServer
 import Tracing
 
-/// `runway serve`: run the demo server, with the operation-log collector, until interrupted.
+/// `runway serve`: run the operation-log collector behind the signature verifier — and, with
+/// `--demo`, the demo's routes beside it — until interrupted.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the demo server and the operation-log collector on 127.0.0.1 (an ephemeral port) until interrupted."
+        abstract: "Run the operation-log collector (with --demo, the demo server too) on 127.0.0.1, an ephemeral port, until interrupted."
     )
+
+    @Flag(help: "Also serve the demo's routes: the listings, echo, auth, transfers and the fault routes that `runway demo --server` plays against. Never for a deployment: some misbehave on purpose.")
+    var demo = false
 
     @Flag(help: "Do not log each request (for benchmarks).")
     var quiet = false
@@ -27,11 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Keep collected events, and the verifier's nonces, in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway: several serve processes on one database are one collector.")
     var postgres: String?
 
-    @Option(help: "The key id clients sign with (default: the demo key's, runway-demo-2026).")
-    var keyID: String?
-
-    @Option(help: "The key's HMAC secret, hex, at least 32 bytes (default: the demo secret, printed at start).")
-    var secret: String?
+    /// The key clients sign with (the demo key's unless given; its secret is printed at start).
+    @OptionGroup var signing: KeyOptions
 
     @Flag(help: "Let unsigned requests reach the listings and the collector (only /signed/… still verifies). For benchmarks of the routes alone; said loudly at start.")
     var noVerify = false
@@ -40,10 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     var traceTo: String?
 
     func validate() throws {
-        if let secret, (RequestSignature.bytes(fromHex: secret)?.count ?? 0) < 32 {
-            throw ValidationError("--secret must be at least 32 bytes of hex")
-        }
-        if noVerify, keyID != nil || secret != nil {
+        if noVerify, !signing.isDemoKey {
             throw ValidationError("--no-verify takes no key: nothing would check it")
         }
         if let traceTo, !["http", "https"].contains(URLComponents(string: traceTo)?.scheme ?? "") {
@@ -69,8 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The listings, the collector and `/signed/echo/…` admit only requests signed with the
         // key, as the README says; the demo signs with the demo key.
-        let key = secret.flatMap(RequestSignature.bytes(fromHex:)).map { SymmetricKey(data: $0) } ?? DemoSigningKey.secret
-        let id = keyID ?? DemoSigningKey.keyID
+        let key = signing.key
+        let id = signing.id
         // Collectors that share a database share its replay window too: a signed batch accepted
         // by one process is a replay at every other.
         let nonces: any NonceStore = database.map { PostgresNonceStore(database: $0) } ?? MemoryNonceStore()
@@ -84,23 +83,23 @@ struct ServeCommand: AsyncParsableCommand {
         let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]], nonces: nonces, metrics: metrics)
         let server = try await DemoServer.start(
             signatureVerifier: verifier, verifiesEverything: !noVerify,
-            collector: OperationLogCollector(store: store, metrics: metrics), logLevel: quiet ? .critical : .info,
+            collector: OperationLogCollector(store: store, metrics: metrics), demoRoutes: demo, logLevel: quiet ? .critical : .info,
             metrics: registry, tracing: tracing != nil)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
-        var banner = "Runway demo server at \(server.baseURL) — Ctrl-C to stop\n"
+        var banner = "Runway \(demo ? "demo server" : "collector") at \(server.baseURL) — Ctrl-C to stop\n"
         banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)"
         banner += database == nil ? "\n" : ", nonces there too\n"
         if noVerify {
-            let warning = "WARNING: --no-verify: the listings and the collector accept unsigned requests from anyone who can reach \(server.baseURL)\n"
+            let warning = "WARNING: --no-verify: \(demo ? "the listings and the collector" : "the collector's routes") accept unsigned requests from anyone who can reach \(server.baseURL)\n"
             FileHandle.standardError.write(Data(warning.utf8))
             banner += warning
         } else {
             let hex = key.withUnsafeBytes { RequestSignature.hex($0) }
-            banner += "Signatures verified on the listings, the collector and /signed/…: key id \(id), secret \(hex)"
-            banner += secret == nil ? " (the demo key: choose your own with --key-id and --secret)\n" : "\n"
+            banner += "Signatures verified on \(demo ? "the listings, the collector and /signed/…" : "the collector"): key id \(id), secret \(hex)"
+            banner += signing.secret == nil ? " (the demo key: choose your own with --key-id and --secret)\n" : "\n"
         }
         if let traceTo { banner += "Spans exported by OTLP/HTTP to \(traceTo)\n" }
-        if !quiet {
+        if !quiet, demo {
             banner += "Routes:\n" + DemoServer.routes.map { "  \($0)\n" }.joined()
             banner += "Try: swift run runway demo --server \(server.baseURL)\n"
         }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayExamples
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

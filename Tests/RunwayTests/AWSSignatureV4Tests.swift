@@ -157,20 +157,13 @@ struct AWSSignatureV4Tests {
         Self.compare(ours, fixture.authorizations, Self.cases)
     }
 
-    static var botocoreAvailable: Bool {
-        (try? runPython(["-c", "import botocore"], input: Data())) != nil
-    }
-
-    @Test(
-        "every generated request signs exactly as botocore signs it now (where botocore is installed)",
-        .enabled("botocore is not installed; the fixture test covers this") {
-            await offThePool { AWSSignatureV4Tests.botocoreAvailable }
-        })
+    @Test("every generated request signs exactly as botocore signs it now (botocore from Tests/python-tools.txt)")
     func matchesBotocoreLive() async throws {
         struct Input: Encodable {
             var method, url, body, style, service, region, access, secret, payload: String
             var headers: [String: String]
         }
+        try #require(await offThePool { PythonTools.has("botocore") }, "botocore is missing: \(PythonTools.installHint)")
         let (ours, botocore) = try await offThePool {
             let inputs = Self.cases.map { item in
                 Input(
@@ -178,7 +171,7 @@ struct AWSSignatureV4Tests {
                     region: item.region, access: item.access, secret: item.secret,
                     payload: RequestSignature.sha256Hex(Data(hex: item.body)), headers: item.headers)
             }
-            let output = try Self.runPython([Self.scriptURL.path], input: try JSONEncoder().encode(inputs))
+            let output = try PythonTools.run([Self.scriptURL.path], input: try JSONEncoder().encode(inputs))
             return (try Self.ourSignatures(Self.cases), try JSONDecoder().decode([String].self, from: output))
         }
         Self.compare(ours, botocore, Self.cases)
@@ -188,17 +181,6 @@ struct AWSSignatureV4Tests {
             try encoder.encode(Fixture(casesSHA256: try Self.casesHash(Self.cases), authorizations: botocore))
                 .write(to: Self.fixtureURL)
         }
-    }
-
-    static func runPython(_ arguments: [String], input: Data) throws -> Data {
-        let process = ChildProcess("/usr/bin/env", ["python3"] + arguments, input: .pipe, output: .pipe)
-        try process.run()
-        process.standardInput?.write(input)
-        try process.standardInput?.close()
-        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw RunwayError.transport(description: "python3 exited \(process.terminationStatus)") }
-        return data
     }
 }
 

@@ -44,7 +44,7 @@ struct DemoTests {
 
         // The HAR file, read by haralyzer: every request the app's engines sent — all on the
         // wire but the endpoint probes and the signing chapter's hand-made replay.
-        let read = try AWSSignatureV4Tests.runPython(
+        let read = try PythonTools.run(
             [AWSSignatureV4Tests.fixtures.appendingPathComponent("read-har.py").path, har.path], input: Data())
         let entries = try #require((try JSONSerialization.jsonObject(with: read) as? [String: Any])?["entries"] as? [[String: Any]])
         let requests = try #require(summary["requests"] as? Int)

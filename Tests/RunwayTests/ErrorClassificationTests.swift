@@ -4,6 +4,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

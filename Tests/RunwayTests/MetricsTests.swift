@@ -3,6 +3,7 @@ import Logging
 import MetricsTestKit
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 import Testing

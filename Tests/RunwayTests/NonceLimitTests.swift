@@ -6,6 +6,7 @@ import Hummingbird
 import NIOCore
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

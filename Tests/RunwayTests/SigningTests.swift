@@ -5,6 +5,7 @@ import Hummingbird
 import Runway
 import RunwayExamples
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 import AsyncHTTPClient

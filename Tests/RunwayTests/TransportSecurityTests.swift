@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOSSL
 import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

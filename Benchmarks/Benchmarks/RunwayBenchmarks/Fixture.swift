@@ -8,7 +8,7 @@ import Logging
 import NIOCore
 import Runway
 import RunwayNIO
-import RunwayServer
+import RunwayDemoServer
 
 extension ServiceID {
     static let bench: ServiceID = "bench"

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdHTTP2
 import NIOSSL
-import RunwayServer
+import RunwayDemoServer
 
 /// The HTTP benchmarks' server: this same executable started again in a process of its own
 /// (on two cores, a server in the client's process takes the client's CPU), answering

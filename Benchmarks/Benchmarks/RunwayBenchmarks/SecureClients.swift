@@ -5,7 +5,7 @@ import NIOCore
 import NIOSSL
 import Runway
 import RunwayNIO
-import RunwayServer
+import RunwayDemoServer
 
 /// Raw AsyncHTTPClient and Runway's engine over it, configured alike (HTTP version, trust roots,
 /// connections per host, no redirects), over TLS to the benchmarks' server: one pair speaking

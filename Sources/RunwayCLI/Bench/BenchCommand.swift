@@ -6,6 +6,7 @@ import NIOCore
 import Runway
 import RunwayExamples
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 
 #if canImport(FoundationNetworking)

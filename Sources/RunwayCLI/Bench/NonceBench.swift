@@ -45,7 +45,7 @@ enum NonceBench {
 
     /// Signed `GET /signed/echo/…` at 32 in flight for 10 s against a verifying `runway serve`.
     static func signedRequests(logger: Logger) async throws {
-        let child = try ChildServer.start(verifying: true)
+        let child = try ChildServer.start(demo: true, verifying: true)
         defer { child.stop() }
         let nio = AsyncHTTPClientTransport()
         let engine = Engine(transport: nio, logger: logger)

@@ -34,7 +34,7 @@ enum SoakBench {
     ]
 
     static func run(loads: Int, concurrency: Int, logger: Logger) async throws {
-        let server = try ChildServer.start()
+        let server = try ChildServer.start(demo: true)
         defer { server.stop() }
         print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process), 5 % faults; resident memory of this process:")
         try await rawURLSession(server: server, loads: loads, concurrency: concurrency)
@@ -121,13 +121,13 @@ struct ChildServer {
     let process: Process
     let baseURL: String
 
-    /// Starts `runway serve --quiet` with `arguments` added (`--postgres URL`, say), and
-    /// `--no-verify` unless `verifying`: most benchmarks measure the routes and the stores, not
-    /// the signature.
-    static func start(_ arguments: [String] = [], verifying: Bool = false) throws -> ChildServer {
+    /// Starts `runway serve --quiet` with `arguments` added (`--postgres URL`, say), `--demo`
+    /// when the benchmark needs the demo's routes, and `--no-verify` unless `verifying`: most
+    /// benchmarks measure the routes and the stores, not the signature.
+    static func start(_ arguments: [String] = [], demo: Bool = false, verifying: Bool = false) throws -> ChildServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["serve", "--quiet"] + (verifying ? [] : ["--no-verify"]) + arguments
+        process.arguments = ["serve", "--quiet"] + (demo ? ["--demo"] : []) + (verifying ? [] : ["--no-verify"]) + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -5,6 +5,7 @@ import Logging
 import Runway
 import RunwayExamples
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 
 /// `runway demo`: the seed's network layer, chapter by chapter, over real HTTP, with figures

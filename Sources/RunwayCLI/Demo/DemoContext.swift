@@ -3,6 +3,7 @@ import HTTPTypes
 import Logging
 import Runway
 import RunwayExamples
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 

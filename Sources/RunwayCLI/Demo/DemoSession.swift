@@ -1,5 +1,6 @@
 import Hummingbird
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 
 /// Runs `body` with an in-process demo server and an AsyncHTTPClient transport, then shuts both

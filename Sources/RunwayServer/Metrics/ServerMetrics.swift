@@ -1,8 +1,8 @@
 public import CoreMetrics
 
 /// What the server half reports through swift-metrics: `runway serve` exposes it at `/metrics`
-/// in Prometheus' text format (``DemoServer`` started with a `PrometheusCollectorRegistry` as
-/// its `metrics`).
+/// in Prometheus' text format (``PrometheusEndpoint`` over the `PrometheusCollectorRegistry` of
+/// the factory these metrics were made with).
 ///
 /// | label | kind | dimensions |
 /// |---|---|---|

@@ -77,25 +77,12 @@ public final class OperationLogCollector: Sendable {
         case malformedJSON = "malformed_json"
         case missingEvents = "missing_events"
         case storeUnavailable = "store_unavailable"
-        case injectedFault = "injected_fault"
-    }
-
-    /// A refusal a test asks the collector to make, before anything is stored.
-    public enum InjectedFault: Sendable, Hashable {
-        /// 500 `injected_fault`.
-        case serverError
-        /// 429 `injected_fault` with `Retry-After` in seconds.
-        case tooManyRequests(retryAfter: Int)
-        /// 400 `injected_fault`: a batch called malformed.
-        case badRequest
     }
 
     /// Where events are kept.
     public let store: any OperationLogStore
     /// The limits in force.
     public let limits: Limits
-    private let fault: (@Sendable (Int) -> InjectedFault?)?
-    private let batches = NIOLockedValueBox(0)
     private let metrics: ServerMetrics?
 
     /// Creates a collector over `store`.
@@ -103,33 +90,29 @@ public final class OperationLogCollector: Sendable {
     /// - parameters:
     ///   - store: Where batches are kept: SQLite or PostgreSQL.
     ///   - limits: Sizes and counts a batch may not exceed.
-    ///   - fault: Given the number of each batch received (1 for the first), the refusal to
-    ///     answer instead of storing it, if any: for tests and the demo of an unreliable
-    ///     collector.
     ///   - metrics: Counts batches by outcome, events stored, duplicated and refused by reason,
     ///     and events per batch (``ServerMetrics``); `nil` counts nothing.
     public init(
-        store: any OperationLogStore, limits: Limits = Limits(), fault: (@Sendable (Int) -> InjectedFault?)? = nil,
-        metrics: ServerMetrics? = nil
+        store: any OperationLogStore, limits: Limits = Limits(), metrics: ServerMetrics? = nil
     ) {
         self.metrics = metrics
         self.store = store
         self.limits = limits
-        self.fault = fault
     }
 
     /// Adds `POST /oplog/batches` and `GET /oplog/stats` to `router`, behind `verifier` when given.
     public func add(to router: Router<BasicRequestContext>, verifier: SignatureVerifier<BasicRequestContext>? = nil) {
-        let group = verifier.map { router.group("/oplog").add(middleware: $0) } ?? router.group("/oplog")
+        addRoutes(to: verifier.map { router.group("/oplog").add(middleware: $0) } ?? router.group("/oplog"))
+    }
+
+    /// Adds `POST batches` and `GET stats` to `group` (which is at `/oplog` for clients that
+    /// use Runway's ``Runway/OperationLog``), behind whatever middleware the group has.
+    public func addRoutes(to group: RouterGroup<BasicRequestContext>) {
         group.post("batches") { request, _ in try await self.accept(request) }
         group.get("stats") { _, _ in await self.stats() }
     }
 
     func accept(_ request: Request) async throws -> Response {
-        let number = batches.withLockedValue { count -> Int in
-            count += 1
-            return count
-        }
         let received = Int64(Date().timeIntervalSince1970 * 1000)
         guard request.headers[.contentEncoding]?.lowercased() == "gzip" else {
             return refused(.unsupportedEncoding, status: .unsupportedMediaType)
@@ -148,18 +131,6 @@ public final class OperationLogCollector: Sendable {
         case .failure(let refusal):
             metrics?.batchRefused(refusal.reason.rawValue)
             return refusal.response
-        }
-        switch fault?(number) {
-        case .serverError?:
-            return refused(.injectedFault, status: .internalServerError)
-        case .badRequest?:
-            return refused(.injectedFault, status: .badRequest)
-        case .tooManyRequests(let seconds)?:
-            var response = refused(.injectedFault, status: .tooManyRequests)
-            response.headers[.retryAfter] = "\(seconds)"
-            return response
-        case nil:
-            break
         }
         do {
             // The insert is a span of its own: where a tap in the app ends up.

@@ -4,6 +4,7 @@ import GRDB
 import HTTPTypes
 import Logging
 import Runway
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 import Testing

@@ -3,6 +3,7 @@ import Logging
 import NIOSSL
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import RunwayTestSupport
 import Testing

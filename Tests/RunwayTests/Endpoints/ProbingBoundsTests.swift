@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 @testable import Runway
 @testable import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

@@ -4,6 +4,7 @@ import HTTPTypes
 import NIOSSL
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Runway
 import RunwayNIO
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 @Suite("Phase timings on every answer, and HAR files a reader nobody here wrote opens")
@@ -45,9 +46,7 @@ struct RecordingTests {
 
     @Test("a HAR file of a recorder's exchanges opens in haralyzer: one entry per request on the wire, phases that add up")
     func httpArchive() async throws {
-        try #require(
-            (try? AWSSignatureV4Tests.runPython(["-c", "import haralyzer"], input: Data())) != nil,
-            "haralyzer is not installed: .ci/run installs it from PyPI")
+        try #require(PythonTools.has("haralyzer"), "haralyzer is missing: \(PythonTools.installHint)")
         try await withServer { transport, server in
             let recorder = LoadRecorder(bodyLimit: 64)
             let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil, recorder: recorder)
@@ -85,7 +84,7 @@ struct RecordingTests {
                 var pages: Int
                 var entries: [Entry]
             }
-            let output = try AWSSignatureV4Tests.runPython(
+            let output = try PythonTools.run(
                 [AWSSignatureV4Tests.fixtures.appendingPathComponent("read-har.py").path, file.path], input: Data())
             let read = try JSONDecoder().decode(Read.self, from: output)
             #expect(read.pages == 1)

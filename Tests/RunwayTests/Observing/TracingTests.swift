@@ -6,6 +6,7 @@ import Logging
 import OTel
 import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import Testing
 import Tracing

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 @testable import Runway
+import RunwayDemoServer
 import RunwayServer
 import Testing
 

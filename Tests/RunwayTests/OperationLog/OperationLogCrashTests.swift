@@ -50,7 +50,7 @@ struct OperationLogCrashTests {
         // Every fifth batch is refused with a 500: the client must keep and resend it.
         try await withCollector(verifier: verifier, fault: { $0 % 5 == 0 ? .serverError : nil }) { fixture in
             let device = fixture.folder.appendingPathComponent("child").path
-            let arguments = ["oplog", "soak", "--server", fixture.server.baseURL, "--container", device, "--secret", hex]
+            let arguments = ["oplog", "soak", "--server", fixture.server.baseURL, "--container", device, "--key-id", "oplog", "--secret", hex]
             var acknowledged: [String] = []
             for _ in 0..<20 {
                 let (process, reader) = try startNiced(arguments, niceness: 5)

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 
@@ -56,7 +57,7 @@ extension CollectorFixture {
 func withCollector<T>(
     isolation: isolated (any Actor)? = #isolation,
     signer: (any RequestSigner)? = nil, verifier: SignatureVerifier<BasicRequestContext>? = nil,
-    fault: (@Sendable (Int) -> OperationLogCollector.InjectedFault?)? = nil,
+    fault: (@Sendable (Int) -> CollectorFaults.Fault?)? = nil,
     limits: OperationLogCollector.Limits = OperationLogCollector.Limits(),
     _ body: (CollectorFixture) async throws -> T
 ) async throws -> T {
@@ -64,7 +65,8 @@ func withCollector<T>(
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let store = try SQLiteOperationLogStore(url: folder.appendingPathComponent("collector.sqlite"))
     let server = try await DemoServer.start(
-        signatureVerifier: verifier, collector: OperationLogCollector(store: store, limits: limits, fault: fault))
+        signatureVerifier: verifier, collector: OperationLogCollector(store: store, limits: limits),
+        collectorFaults: fault.map(CollectorFaults.init))
     let transport = AsyncHTTPClientTransport()
     let capture = LogCapture()
     let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in capture })

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import GRDB
 @testable import Runway
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 import Testing

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 @testable import Runway
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 import Testing

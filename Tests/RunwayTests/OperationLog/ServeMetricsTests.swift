@@ -19,9 +19,7 @@ struct ServeMetricsTests {
 
     @Test("/metrics counts batches, events by result and reason, batch sizes, verifier refusals, the nonce store and request durations")
     func scrape() async throws {
-        try #require(
-            (try? AWSSignatureV4Tests.runPython(["-c", "import prometheus_client"], input: Data())) != nil,
-            "prometheus_client is not installed: .ci/run installs it from PyPI")
+        try #require(PythonTools.has("prometheus_client"), "prometheus_client is missing: \(PythonTools.installHint)")
         let (process, baseURL, banner) = try await ServeVerifiesTests.serve([]) { $0.contains("Signatures verified") }
         defer { process.terminate() }
         let hex = try #require(banner.last?.components(separatedBy: "secret ").last?.split(separator: " ").first.map(String.init))
@@ -44,7 +42,7 @@ struct ServeMetricsTests {
         let exposition = Data(buffer: try await response.body.collect(upTo: 4 << 20))
         let samples = try JSONDecoder().decode(
             [Sample].self,
-            from: AWSSignatureV4Tests.runPython(
+            from: PythonTools.run(
                 [AWSSignatureV4Tests.fixtures.appendingPathComponent("read-metrics.py").path], input: exposition))
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
             samples.first { $0.name == name && $0.labels == labels }?.value

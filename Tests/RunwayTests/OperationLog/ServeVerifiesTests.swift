@@ -78,6 +78,53 @@ struct ServeVerifiesTests {
         #expect(try await Self.post(to: ownURL, signedWith: ("runway-demo-2026", secret)).1 == "unknown_key")
     }
 
+    @Test("runway oplog soak and runway oplog stats reach a default runway serve: both sign with the demo key")
+    func clientCommandsSignLikeServe() async throws {
+        let (process, baseURL, _) = try await Self.serve([]) { $0.contains("Signatures verified") }
+        defer { process.terminate() }
+        let container = FileManager.default.temporaryDirectory.appendingPathComponent("runway-soak-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: container) }
+        let soak = try await Self.run(["oplog", "soak", "--server", baseURL, "--container", container, "--count", "3"])
+        #expect(soak.status == 0, "\(soak.output)")
+        #expect(soak.output.split(separator: "\n").filter { $0.hasPrefix("committed ") }.count == 3)
+        let stats = try await Self.run(["oplog", "stats", "--server", baseURL])
+        #expect(stats.status == 0, "\(stats.output)")
+        #expect(stats.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["events: 3", "soak.tick: 3"])
+    }
+
+    @Test("runway serve runs the collector alone: the fault and demo routes answer only with --demo")
+    func demoRoutesOnlyWhenAsked() async throws {
+        func status(_ url: String) async throws -> UInt {
+            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            return response.status.code
+        }
+        let (collector, collectorURL, collectorBanner) = try await Self.serve(["--no-verify"]) { $0.contains("WARNING") }
+        defer { collector.terminate() }
+        #expect(collectorBanner.first?.hasPrefix("Runway collector at ") == true)
+        #expect(try await status(collectorURL + "/health") == 200)
+        #expect(try await status(collectorURL + "/oplog/stats") == 200)
+        for path in ["/faults/flaky?key=a&failures=0", "/faults/status/503", "/echo/x", "/listings/zf", "/endpoints"] {
+            #expect(try await status(collectorURL + path) == 404, "\(path)")
+        }
+        let (demo, demoURL, _) = try await Self.serve(["--no-verify", "--demo"]) { $0.contains("WARNING") }
+        defer { demo.terminate() }
+        #expect(try await status(demoURL + "/faults/status/503") == 503)
+        #expect(try await status(demoURL + "/echo/x") == 200)
+        #expect(try await status(demoURL + "/listings/zf") == 200)
+    }
+
+    /// Runs `runway` with `arguments` to its end: its exit status and standard output.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let (process, reader) = try startNiced(arguments, niceness: 5)
+        let data = await offThePool {
+            let data = reader.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
     @Test("--no-verify lets unsigned batches in, and says so")
     func noVerifyIsLoud() async throws {
         let (process, baseURL, banner) = try await Self.serve(["--no-verify"]) { $0.contains("WARNING") }

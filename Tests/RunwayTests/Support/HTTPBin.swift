@@ -3,7 +3,8 @@ import RunwayTestSupport
 
 /// httpbin (PyPI) under gunicorn, in a child process on a free loopback port: a server Runway's
 /// authors did not write, with its own reading of HTTP — `WWW-Authenticate` on every 401,
-/// `Set-Cookie` on redirects, its own encodings. `.ci/run` installs both packages.
+/// `Set-Cookie` on redirects, its own encodings. `Scripts/test` installs both packages
+/// (``PythonTools``).
 struct HTTPBin {
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
@@ -22,7 +23,7 @@ struct HTTPBin {
         // never hear the signal that stops it: the mask is cleared before gunicorn starts.
         let launcher = "import signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); from gunicorn.app.wsgiapp import run; sys.argv = ['gunicorn'] + sys.argv[1:]; run()"
         let arguments = [
-            "python3", "-c", launcher, "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
+            "-c", launcher, "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
             "--no-control-socket", "--log-level", "info",
             // gunicorn closes an idle keep-alive connection after 2 s; on a busy machine the
             // next request of a test could meet that close on its pooled connection. These tests
@@ -30,7 +31,7 @@ struct HTTPBin {
             // connections stay open for the test's length.
             "--keep-alive", "300", "httpbin:app",
         ]
-        let process = ChildProcess("/usr/bin/env", arguments, error: .pipe)
+        let process = PythonTools.process(arguments, error: .pipe)
         try process.run()
         guard let reader = process.standardError else { throw ChildProcess.SpawnFailure(description: "no pipe") }
         let port = await offThePool { () -> Int? in
@@ -48,7 +49,7 @@ struct HTTPBin {
         }
         guard let port else {
             process.terminate()
-            throw Unavailable(description: "gunicorn did not start httpbin (.ci/run installs both from PyPI)")
+            throw Unavailable(description: "gunicorn did not start httpbin: \(PythonTools.installHint)")
         }
         // The rest of its log is read and dropped, so that a full pipe never stalls a worker.
         Thread { while !reader.availableData.isEmpty {} }.start()

@@ -7,7 +7,7 @@ import RunwayTestSupport
 /// on a free loopback port, `pg_ctl stop -m immediate` and the folder removed at the end.
 ///
 /// PostgreSQL refuses to run as root, so as root its programs run as the `postgres` user (which
-/// Debian's `postgresql` package creates; `.ci/run` installs it) through `runuser`.
+/// Debian's `postgresql` package creates; `Scripts/test` installs it) through `runuser`.
 struct PostgresCluster {
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
@@ -30,7 +30,7 @@ struct PostgresCluster {
     /// Starts a cluster; its superuser is `runway`, with trust authentication on loopback.
     static func start() async throws -> PostgresCluster {
         guard let binaries = binaries() else {
-            throw Unavailable(description: "PostgreSQL is not installed (.ci/run installs Debian's postgresql package)")
+            throw Unavailable(description: "PostgreSQL is not installed (Scripts/test installs Debian's postgresql package)")
         }
         let folder = URL(fileURLWithPath: "/tmp/runway-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -5,6 +5,7 @@ import NIOCore
 import Runway
 import RunwayExamples
 import RunwayNIO
+import RunwayDemoServer
 import RunwayServer
 
 /// The transports every HTTP-level test runs against.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Runway
+import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
 import Testing

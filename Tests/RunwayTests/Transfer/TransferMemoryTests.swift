@@ -66,7 +66,7 @@ final class ChildDemoServer: Sendable {
     let baseURL: String
 
     init() async throws {
-        let (process, reader) = try startNiced(["serve", "--quiet"])
+        let (process, reader) = try startNiced(["serve", "--quiet", "--demo"])
         let line = await offThePool {
             var text = ""
             while !text.contains("\n") {

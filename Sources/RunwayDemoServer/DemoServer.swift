@@ -5,10 +5,12 @@ public import Logging
 import NIOCore
 public import NIOSSL
 public import Prometheus
+public import RunwayServer
 import ServiceLifecycle
 
 /// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
-/// Hummingbird, bound to 127.0.0.1 on an ephemeral port.
+/// Hummingbird, beside ``RunwayServer``'s verifier and collector, bound to 127.0.0.1 on an
+/// ephemeral port. Not for a deployment: it answers routes that misbehave on purpose.
 ///
 /// For example:
 ///
@@ -57,6 +59,12 @@ public final class DemoServer: Sendable {
     ///     clients reach them, and the demo's signing chapter still has a verifier to talk to).
     ///   - collector: When given, the operation-log collector's routes (`/oplog/…`), behind
     ///     `signatureVerifier` when that is given too.
+    ///   - collectorFaults: When given, refusals in front of the collector (after the verifier):
+    ///     a collector that fails on purpose.
+    ///   - demoRoutes: Whether the demo's routes are mounted — the listings, `/echo/…` and
+    ///     `/signed/echo/…`, `/faults/…`, `/auth/…`, the transfers and `/endpoints`. Without
+    ///     them the server answers only the collector, `/metrics` and `/health`: what
+    ///     `runway serve` runs unless asked for `--demo`.
     ///   - address: The address to listen on: 127.0.0.1 by default; any of 127.0.0.0/8 on Linux,
     ///     where tests stand up several hosts.
     ///   - port: The port; 0 (the default) lets the system choose.
@@ -75,7 +83,8 @@ public final class DemoServer: Sendable {
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
         tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
-        verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, address: String = "127.0.0.1", port: Int = 0,
+        verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, collectorFaults: CollectorFaults? = nil,
+        demoRoutes: Bool = true, address: String = "127.0.0.1", port: Int = 0,
         healthGate: String? = nil, endpointList: [String] = [],
         logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil, tracing: Bool = false
     ) async throws -> DemoServer {
@@ -91,35 +100,36 @@ public final class DemoServer: Sendable {
         }
         if let metrics {
             router.add(middleware: MetricsMiddleware())
-            router.get("/metrics") { _, _ -> Response in
-                var response = Response(
-                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
-                response.headers[.cacheControl] = "no-store"
-                return response
-            }
+            PrometheusEndpoint.add(to: router, registry: metrics)
         }
-        if let signatureVerifier {
+        if demoRoutes, let signatureVerifier {
             FaultRoutes.addEcho(to: router.group("/signed").add(middleware: signatureVerifier), probe: probe)
         }
-        if let signatureVerifier, verifiesEverything {
+        if demoRoutes, let signatureVerifier, verifiesEverything {
             ListingRoutes.add(to: router.group().add(middleware: signatureVerifier), catalog: ListingCatalog(), probe: probe)
-        } else {
+        } else if demoRoutes {
             ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
         }
-        collector?.add(to: router, verifier: verifiesEverything ? signatureVerifier : nil)
+        if let collector {
+            var group = router.group("/oplog")
+            if verifiesEverything, let signatureVerifier { group = group.add(middleware: signatureVerifier) }
+            if let collectorFaults { group = group.add(middleware: collectorFaults) }
+            collector.addRoutes(to: group)
+        }
         router.get("/health") { _, _ -> Response in
             probe.record("/health")
             if let healthGate { await probe.passGate(healthGate) }
             return JSONResponse.make(["status": "ok", "address": address])
         }
-        router.get("/endpoints") { _, _ -> Response in
-            probe.record("/endpoints")
-            return JSONResponse.make(["addresses": endpointList])
+        if demoRoutes {
+            router.get("/endpoints") { _, _ -> Response in
+                probe.record("/endpoints")
+                return JSONResponse.make(["addresses": endpointList])
+            }
+            FaultRoutes.add(to: router, probe: probe)
+            AuthRoutes.add(to: router, probe: probe)
+            TransferRoutes.add(to: router, probe: probe)
         }
-        FaultRoutes.add(to: router, probe: probe)
-        AuthRoutes.add(to: router, probe: probe)
-        TransferRoutes.add(to: router, probe: probe)
         var logger = Logger(label: "runway.server")
         logger.logLevel = logLevel
 

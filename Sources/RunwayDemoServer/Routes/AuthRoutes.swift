@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import RunwayServer
 import NIOConcurrencyHelpers
 
 /// A token service and one protected resource, so that credential refresh is shown (and tested)

@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
+import RunwayServer
 
 /// Routes that misbehave on purpose, so clients can be tested against every failure a real
 /// network produces.

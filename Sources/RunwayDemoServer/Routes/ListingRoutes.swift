@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import RunwayServer
 
 /// The demo's listing APIs: `GET /listings/{esf|zf|xf}?page=&page_size=&city=` and
 /// `GET /listings/{kind}/{id}`, answered in the `{"code":0,"data":…}` envelope.

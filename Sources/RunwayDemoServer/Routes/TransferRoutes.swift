@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import RunwayServer
 import MultipartKit
 import NIOPosix
 
