@@ -90,13 +90,13 @@ extension Engine {
         defer { sink.close() }
         let hooks = TransferHooks(sink: sink, prepare: { request throws(RunwayError) in sink.prepare(&request) })
         var outcome: (Result<DownloadedFile, RunwayError>, Attempts)
-        outcome = await network(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
+        outcome = await runAttempts(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
             sink.complete(response, request: request)
         }
         // The partial file is not part of what the server has now: start again, once.
         if sink.mustStartOver(after: outcome.0) {
             sink.discardPartial()
-            outcome = await network(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
+            outcome = await runAttempts(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
                 sink.complete(response, request: request)
             }
         }

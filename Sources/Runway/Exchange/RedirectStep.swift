@@ -98,3 +98,39 @@ enum RedirectStep: Equatable {
                 isSameOrigin: sameOrigin))
     }
 }
+
+extension RedirectStep.Hop {
+    /// The next hop within the service's origin: the request as built (common header fields
+    /// included), at the new path, with the method and body the status allows; signed again.
+    func sameOrigin(from previous: PreparedRequest) -> PreparedRequest {
+        var next = previous
+        next.head.method = method
+        next.head.scheme = scheme
+        next.head.authority = authority
+        next.head.path = path
+        if !keepsBody {
+            next.body = nil
+            next.head.headerFields[.contentType] = nil
+        }
+        return next
+    }
+
+    /// The next hop to another origin: only the header fields that describe the representation
+    /// asked for (``crossOriginFields``), from the API or the request as built — no signature,
+    /// no common header fields, no credential under any name.
+    func crossOrigin(from previous: PreparedRequest, api: some API) -> PreparedRequest {
+        var fields = HTTPFields()
+        for name in Self.crossOriginFields {
+            if let value = api.headers[name] ?? previous.head.headerFields[name] { fields[name] = value }
+        }
+        if keepsBody, let contentType = previous.head.headerFields[.contentType] {
+            fields[.contentType] = contentType
+        }
+        let head = HTTPRequest(method: method, scheme: scheme, authority: authority, path: path, headerFields: fields)
+        return PreparedRequest(head: head, body: keepsBody ? previous.body : nil)
+    }
+
+    /// What a hop to another origin may carry: what is asked for, never who asks. An allowlist,
+    /// so that a credential in a field of any name (an `X-Api-Key`) stays with its origin.
+    static let crossOriginFields: [HTTPField.Name] = [.accept, .acceptLanguage, .acceptEncoding, .userAgent, .range, .ifRange]
+}

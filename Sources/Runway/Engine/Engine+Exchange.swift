@@ -1,0 +1,138 @@
+import Foundation
+import HTTPTypes
+import Tracing
+
+extension Engine {
+    /// The final answer of one attempt, the request that got it, and whether that request
+    /// carried the service's credential (a hop to another origin does not).
+    struct Exchanged {
+        var response: TransportResponse
+        var request: HTTPRequest
+        var carriedCredential: Bool
+    }
+
+    /// One attempt's exchange: the first request and every redirect hop the API's policy
+    /// follows, each checked against the service's rules, given the credential and signed while
+    /// it stays on the service's origin, and sent within `deadline` — to the next fastest address
+    /// when the chosen one fails before anything was sent.
+    func exchange(
+        _ built: PreparedRequest, api: some API, registered: RegisteredService, attempt: Int,
+        deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, bodyDigest: String? = nil,
+        hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, loadID: LoadID? = nil,
+        trace: LoadTrace? = nil, seen: inout Attempts
+    ) async throws(RunwayError) -> Exchanged {
+        let service = registered.service
+        var target = built
+        var withCredentials = true
+        var hops = 0
+        /// Addresses given up on within this attempt, each for a failure before anything was sent.
+        var failovers = 0
+        /// The fields the authenticator set: redacted, with the usual ones, from what app code sees.
+        var credentialNames = Set<HTTPField.Name>()
+        let adapters = Self.adapters(of: api, service: service)
+        while true {
+            var request = target
+            // A span per request on the wire; its context goes out with the request to the
+            // service's own origin (elsewhere only if the API says so), before the signer.
+            let hopTrace = trace?.child(request.head.method.rawValue, kind: .client)
+            if let hopTrace, withCredentials || api.sendsTraceContextToOtherOrigins {
+                hopTrace.tracer.inject(hopTrace.parent.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
+            }
+            if withCredentials {
+                do throws(RunwayError) {
+                    credentialNames = try await applyCredentials(
+                        to: &request, api: api, service: service, adapters: adapters, credential: credential,
+                        bodyDigest: bodyDigest, attempt: attempt, hop: hops)
+                } catch {
+                    hopTrace?.fail(error)
+                    hopTrace?.end()
+                    throw error
+                }
+            }
+            hopTrace?.describe(request.head, attempt: attempt, hop: hops)
+            guard deadline > .now else {
+                hopTrace?.fail(.timeout)
+                hopTrace?.end()
+                throw .timeout
+            }
+            // No network: fail now rather than wait out the timeout.
+            if let network, !network.path.isReachable {
+                hopTrace?.fail(.noNetwork(reason: .unreachable))
+                hopTrace?.end()
+                throw .noNetwork(reason: .unreachable)
+            }
+            seen.request = request.head
+            let address = connectAddress(for: request.head, service: service)
+            seen.address = address
+            let response: TransportResponse
+            let sentAt = ContinuousClock.now
+            do {
+                response = try await send(
+                    request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation,
+                    trace: hopTrace)
+                hopTrace?.set("http.response.status_code", Int64(response.head.status.code))
+                if let version = response.httpVersion { hopTrace?.set("network.protocol.version", Self.protocolVersion(version)) }
+                if response.head.status.code >= 400 {
+                    hopTrace?.set("error.type", String(response.head.status.code))
+                    hopTrace?.parent.setStatus(SpanStatus(code: .error))
+                }
+                hopTrace?.end()
+                if recorder != nil {
+                    record(
+                        request, response: .success(response), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
+                        loadID: loadID, redacting: credentialNames)
+                }
+            } catch {
+                hopTrace?.fail(error)
+                hopTrace?.end()
+                if recorder != nil {
+                    record(
+                        request, response: .failure(error), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
+                        loadID: loadID, redacting: credentialNames)
+                }
+                // The device went offline: no address is to blame, and none is left.
+                if let network, !network.path.isReachable, error.isUnreachable {
+                    seen.pathWentAway = true
+                    throw error
+                }
+                // The chosen address failed: it is left until the next round, and the next fastest
+                // takes over — at once, for this very request, when nothing of it was sent.
+                if let address, let selector = service.connection.endpoints, error.faultsAddress {
+                    selector.reportFailure(of: address)
+                    if error.leftNothingSent, failovers < selector.candidates.count,
+                        let next = selector.address, next != address
+                    {
+                        failovers += 1
+                        continue
+                    }
+                }
+                throw error
+            }
+            // Cookies are kept from the service's own origin only.
+            if withCredentials, let jar = service.credentials.cookies, let url = request.head.url {
+                jar.store(response.head, for: url)
+            }
+            seen.status = response.head.status.code
+            seen.bytes = response.body.count
+            seen.httpVersion = response.httpVersion
+
+            let step = RedirectStep.decide(
+                status: response.head.status.code, location: response.head.headerFields[.location],
+                request: request.head, hopsSoFar: hops, policy: api.redirectPolicy,
+                origin: RedirectStep.Origin(scheme: built.head.scheme, authority: built.head.authority),
+                allowsInsecureHTTP: service.connection.allowsInsecureHTTP)
+            switch step {
+            case .land:
+                return Exchanged(
+                    response: response, request: CredentialRedaction.redacting(request.head, also: credentialNames),
+                    carriedCredential: withCredentials)
+            case .refuse(let error):
+                throw error
+            case .follow(let hop):
+                hops += 1
+                withCredentials = withCredentials && hop.isSameOrigin
+                target = withCredentials ? hop.sameOrigin(from: target) : hop.crossOrigin(from: target, api: api)
+            }
+        }
+    }
+}
