@@ -3,8 +3,7 @@ import HTTPTypes
 
 /// How the disk tier stores an entry's header fields.
 extension DiskCache {
-    /// The first byte of the header format written now: never the first byte of the JSON that
-    /// earlier versions wrote (`[` or `{`).
+    /// The first byte of the header format: a version, so that another format can be told apart.
     static let headerFormat: UInt8 = 0x01
 
     /// Header fields as ``headerFormat`` then `name NUL value NUL` for each field, in order,
@@ -22,12 +21,11 @@ extension DiskCache {
         return Data(bytes)
     }
 
-    /// Reads what ``encodeHeaders(_:)`` wrote, the JSON array of `[name, value]` pairs and the
-    /// JSON object of strings that earlier versions wrote; anything else reads as no fields. A
-    /// name that is not a valid field name is skipped with its value; bytes a value may not hold
-    /// read as spaces.
+    /// Reads what ``encodeHeaders(_:)`` wrote; anything else reads as no fields. A name that is
+    /// not a valid field name is skipped with its value; bytes a value may not hold read as
+    /// spaces.
     static func decodeHeaders(_ data: Data) -> HTTPFields {
-        guard data.first == headerFormat else { return decodeJSONHeaders(data) }
+        guard data.first == headerFormat else { return HTTPFields() }
         var fields = HTTPFields()
         data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -44,27 +42,6 @@ extension DiskCache {
                 expectsName.toggle()
                 start = index + 1
             }
-        }
-        return fields
-    }
-
-    private static func decodeJSONHeaders(_ data: Data) -> HTTPFields {
-        var fields = HTTPFields()
-        switch try? JSON(parsing: data) {
-        case .array(let pairs)?:
-            for pair in pairs {
-                guard case .array(let parts) = pair, parts.count == 2, let name = parts[0].stringValue.flatMap({ HTTPField.Name($0) }),
-                    let value = parts[1].stringValue
-                else { continue }
-                fields.append(HTTPField(name: name, value: value))
-            }
-        case .object(let members)?:
-            for (name, value) in members {
-                guard let name = HTTPField.Name(name), let value = value.stringValue else { continue }
-                fields.append(HTTPField(name: name, value: value))
-            }
-        default:
-            break
         }
         return fields
     }

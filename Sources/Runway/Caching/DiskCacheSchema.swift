@@ -18,16 +18,14 @@ enum DiskCacheSchema {
                     expires_at DOUBLE NOT NULL,
                     accessed_at DOUBLE NOT NULL,
                     api TEXT NOT NULL,
-                    sensitive TEXT
+                    sensitive TEXT,
+                    -- The URL that answered, after redirects.
+                    url TEXT
                 );
                 CREATE INDEX entry_accessed ON entry(accessed_at);
                 CREATE INDEX entry_api ON entry(api);
                 CREATE INDEX entry_sensitive ON entry(sensitive);
                 """)
-        }
-        // The URL that answered, after redirects.
-        migrator.registerMigration("entries-v2-url") { db in
-            try db.execute(sql: "ALTER TABLE entry ADD COLUMN url TEXT")
         }
         return migrator
     }

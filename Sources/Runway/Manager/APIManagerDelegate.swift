@@ -93,15 +93,3 @@ public protocol APIManaging: AnyObject {
     /// Cancels every in-flight load; each is delivered as ``RunwayError/cancelled``.
     func cancelAllRequests()
 }
-
-extension APIManaging {
-    /// The raw JSON of the last successful response. It reads, it does not fetch.
-    @available(*, deprecated, message: "it reads the last answer, it fetches nothing: use rawResponse?.json")
-    public func fetchData() -> JSON? { rawResponse?.json }
-
-    /// The last successful response shaped by `reformer`.
-    @available(*, deprecated, renamed: "reformLastResponse(with:)")
-    public func fetchData<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
-        try await reformLastResponse(with: reformer)
-    }
-}

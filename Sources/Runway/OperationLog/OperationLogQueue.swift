@@ -113,15 +113,7 @@ final class OperationLogQueue: Sendable {
                     );
                     CREATE INDEX event_batch ON event(batch);
                     CREATE TABLE tally (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                    """)
-        }
-        migrator.registerMigration("v2") { db in
-            // queued_ms moves from the wall clock to the boot clock; v1's values are reset when
-            // the queue opens (no boot is recorded yet), which makes them leftovers.
-            try db.execute(
-                sql: """
                     CREATE TABLE batch (key TEXT PRIMARY KEY, attempts INTEGER NOT NULL DEFAULT 0);
-                    INSERT INTO batch (key) SELECT DISTINCT batch FROM event WHERE batch IS NOT NULL;
                     CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
                     """)
         }

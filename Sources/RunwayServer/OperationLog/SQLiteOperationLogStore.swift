@@ -20,12 +20,10 @@ public final class SQLiteOperationLogStore: OperationLogStore {
                         name TEXT NOT NULL,
                         time_ms INTEGER NOT NULL,
                         payload TEXT NOT NULL,
-                        received_ms INTEGER NOT NULL
+                        received_ms INTEGER NOT NULL,
+                        clock_offset_ms INTEGER
                     ) WITHOUT ROWID
                     """)
-        }
-        migrator.registerMigration("v2") { db in
-            try db.execute(sql: "ALTER TABLE collected_event ADD COLUMN clock_offset_ms INTEGER")
         }
         try migrator.migrate(pool)
     }

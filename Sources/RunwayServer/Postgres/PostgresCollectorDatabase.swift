@@ -56,11 +56,10 @@ public final class PostgresCollectorDatabase: Sendable {
                         name TEXT NOT NULL,
                         time_ms BIGINT NOT NULL,
                         payload JSONB NOT NULL,
-                        received_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                        received_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                        clock_offset_ms BIGINT
                     )
                     """, logger: logger)
-                try await connection.query(
-                    "ALTER TABLE collected_event ADD COLUMN IF NOT EXISTS clock_offset_ms BIGINT", logger: logger)
                 try await connection.query(
                     "CREATE TABLE IF NOT EXISTS signature_nonce (nonce TEXT PRIMARY KEY, expiry_ms BIGINT NOT NULL)",
                     logger: logger)
