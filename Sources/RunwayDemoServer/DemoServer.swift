@@ -9,7 +9,7 @@ public import RunwayServer
 import ServiceLifecycle
 
 /// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
-/// Hummingbird, beside ``RunwayServer``'s verifier and collector, bound to 127.0.0.1 on an
+/// Hummingbird, beside `RunwayServer`'s verifier and collector, bound to 127.0.0.1 on an
 /// ephemeral port. Not for a deployment: it answers routes that misbehave on purpose.
 ///
 /// For example:
@@ -76,7 +76,7 @@ public final class DemoServer: Sendable {
     ///     and every request's duration is measured by Hummingbird's `MetricsMiddleware`
     ///     (through the factory bootstrapped in `MetricsSystem`: bootstrap a
     ///     `PrometheusMetricsFactory` over this registry, as `runway serve` does). Give the
-    ///     verifier and the collector a ``ServerMetrics`` over it too.
+    ///     verifier and the collector a `ServerMetrics` over it too.
     ///   - tracing: Continue each client's trace (Hummingbird's `TracingMiddleware`, with the
     ///     tracer bootstrapped in `InstrumentationSystem`): a server span per request, the
     ///     verifier's check and the collector's insert under it.

@@ -29,7 +29,7 @@ public typealias Parameters = [String: JSON]
 /// ```
 public protocol API: Sendable {
     /// The reformer this API is usually read with: its output is what
-    /// ``APIManager/load(with:body:ignoringCache:)`` returns. Default: ``RawResponseReformer``.
+    /// ``APIManager/load(with:body:ignoringCache:)-(Parameters?,_,_)`` returns. Default: ``RawResponseReformer``.
     associatedtype DefaultReformer: Reformer = RawResponseReformer
 
     /// The service this API belongs to; its base URL, common params and convention apply.
@@ -96,9 +96,9 @@ public protocol API: Sendable {
     /// rather than read to the end. Downloads to a file are not bounded by it. Default: 32 MiB.
     var maximumResponseSize: Int { get }
     /// What the API's answer is usually read as, so that
-    /// ``APIManager/load(with:body:ignoringCache:)`` returns the view's type without naming a
+    /// ``APIManager/load(with:body:ignoringCache:)-(Parameters?,_,_)`` returns the view's type without naming a
     /// reformer at every call. A view that needs another shape still passes its own reformer
-    /// (``APIManager/load(with:body:ignoringCache:reformedBy:)``): one API, many views.
+    /// (``APIManager/load(with:body:ignoringCache:reformedBy:)-(Parameters?,_,_,_)``): one API, many views.
     ///
     /// For example, an API read as one `Codable` value (pair it with ``ResponseFormat/raw``, so
     /// the body is not also parsed into a tree):

@@ -38,6 +38,10 @@ public final class EndpointList: Sendable {
     /// selector, beside the configured ones, unless it is older than `maximumStoredAge`.
     ///
     /// - parameters:
+    ///   - selector: The selector whose host the list is for, and which receives its addresses.
+    ///   - container: Where the list is stored (its application-support role).
+    ///   - maximumAge: How old the list may be before a refresh fetches it again.
+    ///   - maximumStoredAge: How old a stored list may be and still be used at launch.
     ///   - now: The time now; replace it in tests.
     /// - throws: `StorageError` when the file's folder cannot be made. A stored list that
     ///   cannot be read (damaged, another host's, a newer format) or is too old is not used: the

@@ -5,7 +5,7 @@ extension Engine {
     /// Sends `body` — a file or a multipart form, read while it is sent — and reports the bytes
     /// sent as they go.
     ///
-    /// Everything of ``perform(_:params:body:loadID:ignoringCache:)`` applies: the service's
+    /// Everything of ``perform(_:params:body:loadID:ignoringCache:)-(_,Parameters,_,_,_)`` applies: the service's
     /// credential, signing (a file body is hashed once, chunk by chunk, for the signer), the
     /// API's timeout over the whole exchange, redirects, retries (each reads the files again)
     /// and landing, the params validator and the interceptors. Never answered from the cache.
@@ -46,7 +46,7 @@ extension Engine {
     /// timeout to match.
     ///
     /// The params validator and the interceptors run as for
-    /// ``perform(_:params:body:loadID:ignoringCache:)``; the response hooks see the answer's head
+    /// ``perform(_:params:body:loadID:ignoringCache:)-(_,Parameters,_,_,_)``; the response hooks see the answer's head
     /// with an empty body (the body is in the file).
     ///
     /// - returns: The transfer; its ``Transfer/value`` is the file, or

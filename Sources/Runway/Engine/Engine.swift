@@ -231,7 +231,7 @@ public final class Engine: Sendable {
     }
 
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with params given as an `Encodable`
-    /// value, encoded with the API's ``API/jsonEncoder`` (see ``Parameters/init(encoding:with:)``);
+    /// value, encoded with the API's ``API/jsonEncoder`` (see ``Swift/Dictionary/init(encoding:with:)``);
     /// a value that does not encode to an object fails with ``RunwayError/paramsInvalid(reason:)``
     /// and is never sent (the interceptors' failure hooks run, as for any refused call).
     @concurrent

@@ -4,7 +4,7 @@ public import HTTPTypes
 /// `Accept-Language` that follows the app's setting), a param rewritten or added.
 ///
 /// Attach adapters to a ``Service`` (``Service/adapters``: every API of it, through every entry
-/// point — managers, ``Engine/perform(_:params:body:ignoringCache:)``, uploads, downloads) or to
+/// point — managers, ``Engine/perform(_:params:body:loadID:ignoringCache:)-(_,Parameters,_,_,_)``, uploads, downloads) or to
 /// an ``API`` (``API/adapters``). The service's run first, then the API's, each list in order.
 /// They run off the main actor, on **every attempt** (a retry, a renewed credential, a corrected
 /// clock) and on **every redirect hop that stays on the service's origin** — never on a hop to

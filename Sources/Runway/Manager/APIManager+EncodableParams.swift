@@ -2,7 +2,7 @@ import Foundation
 
 extension APIManager {
     /// ``loadData(with:body:ignoringCache:)`` with params given as an `Encodable` value,
-    /// encoded with the API's ``API/jsonEncoder`` (see ``Parameters/init(encoding:with:)``).
+    /// encoded with the API's ``API/jsonEncoder`` (see ``Swift/Dictionary/init(encoding:with:)``).
     ///
     /// A value that does not encode to an object is delivered to the delegate as
     /// ``RunwayError/paramsInvalid(reason:)``, like params the validator refuses, and never sent.

@@ -4,7 +4,7 @@ extension APIManager {
     /// Sends `body` — bytes, a file or a multipart form, read while it is sent — with the
     /// manager's rules, and reports the bytes sent as they go.
     ///
-    /// As for ``load(with:body:ignoringCache:)``: the params validator and the interceptors run,
+    /// As for ``load(with:body:ignoringCache:)-(Parameters?,_,_)``: the params validator and the interceptors run,
     /// the load counts in ``isLoading``, ``cancel(_:)`` (with ``Transfer/loadID``) and
     /// ``cancelAllRequests()`` end it, and the landed response becomes ``rawResponse``. The
     /// transfer keeps its manager until it ends — an upload goes on when the screen that started

@@ -36,7 +36,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     public var api: Endpoint
     /// The engine the calls go through.
     public let engine: Engine
-    /// Receives the outcome of every load started with ``loadData(with:body:ignoringCache:)``.
+    /// Receives the outcome of every load started with ``loadData(with:body:ignoringCache:)-(Parameters?,_,_)``.
     public weak var delegate: (any APIManagerDelegate)?
     /// Supplies params when a load is given none.
     public weak var paramSource: (any APIManagerParamSource)?
@@ -116,7 +116,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///
     /// The reformer runs off the main actor, in the load's own task before it comes back to
     /// land: the main actor only lands the load and hands back the finished value. The options
-    /// and rules are those of ``load(with:body:ignoringCache:)``.
+    /// and rules are those of ``load(with:body:ignoringCache:)-(Parameters?,_,_)``.
     ///
     /// - throws: ``RunwayError``; a reformer's own error becomes
     ///   ``RunwayError/invalidResponse(reason:)``.
@@ -188,8 +188,8 @@ public final class APIManager<Endpoint: API>: APIManaging {
         return try await wait(for: waiter).get()
     }
 
-    /// Cancels one load: the one ``loadData(with:body:ignoringCache:)`` returned `id` for, or an
-    /// `async` ``load(with:body:ignoringCache:)`` by the id its delegate callbacks and
+    /// Cancels one load: the one ``loadData(with:body:ignoringCache:)-(Parameters?,_,_)`` returned `id` for, or an
+    /// `async` ``load(with:body:ignoringCache:)-(Parameters?,_,_)`` by the id its delegate callbacks and
     /// interceptors see.
     ///
     /// The load is delivered as ``RunwayError/cancelled`` once — to the delegate if it notifies

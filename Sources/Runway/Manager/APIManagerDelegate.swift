@@ -2,7 +2,7 @@
 ///
 /// Held weakly, so a view controller can go away while its requests fly; the manager it owned
 /// goes with it and cancels them. The callbacks run on the main actor, exactly once per load
-/// started with ``APIManager/loadData(with:body:ignoringCache:)``.
+/// started with ``APIManager/loadData(with:body:ignoringCache:)-(Parameters?,_,_)``.
 ///
 /// Implement either form. The full form carries the load's identifier (what `loadData`
 /// returned) and its own response, which matters when loads run concurrently: by the time a

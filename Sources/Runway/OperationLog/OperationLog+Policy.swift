@@ -26,7 +26,7 @@ extension OperationLog {
         /// The deadline of one upload attempt. Default 30 s.
         public var timeout: Duration = .seconds(30)
         /// How long uploads may wait for a path that is not expensive (Wi-Fi rather than
-        /// cellular) before they go anyway; `nil` (the default) sends on any path. ``flush()``
+        /// cellular) before they go anyway; `nil` (the default) sends on any path. ``OperationLog/flush(within:)``
         /// sends at once.
         public var deferOnExpensivePath: Duration?
         /// The most events one upload carries while a backlog waits (more than two batches of

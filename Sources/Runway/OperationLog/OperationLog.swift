@@ -7,7 +7,7 @@ public import RunwayStorage
 ///
 /// ``record(_:payload:at:)`` hands the event to a serial writer and returns at once; the writer
 /// commits whatever has arrived in one transaction. An upload starts when a batch is full, when
-/// the oldest waiting event reaches ``Policy/maximumAge``, on ``flush()`` (call it when the
+/// the oldest waiting event reaches ``Policy/maximumAge``, on ``flush(within:)`` (call it when the
 /// app goes to the background), and at launch for events left by an earlier run. One upload is in
 /// flight at a time; it goes through the engine (the service's signing, logging and the
 /// configured retries apply) as gzip-compressed JSON with an idempotency key per batch, and
@@ -21,7 +21,7 @@ public import RunwayStorage
 /// persisted, so a relaunch in the same boot waits too — until the batch has failed
 /// ``Policy/maximumAttempts`` times (then it is dropped and counted in
 /// ``Status/abandoned``): a batch is never retried forever. Ages and waits are measured on a
-/// clock the user cannot set (``BootClock``).
+/// clock the user cannot set (the time since the device booted).
 ///
 /// Keep one log per container for the life of the app: its writer and uploader run until
 /// ``close()``.

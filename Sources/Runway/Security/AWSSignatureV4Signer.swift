@@ -114,7 +114,7 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
     }
 
     /// Learns the server's clock from a 4xx that names a time or signature error while the
-    /// clocks are more than ``skewThreshold`` apart.
+    /// clocks are more than five minutes apart.
     public func correctsClock(after response: HTTPResponse, body: Data) -> Bool {
         guard (400...403).contains(response.status.code), !body.isEmpty else { return false }
         let text = String(decoding: body.prefix(16 << 10), as: UTF8.self)

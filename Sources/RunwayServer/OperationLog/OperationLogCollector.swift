@@ -106,7 +106,7 @@ public final class OperationLogCollector: Sendable {
     }
 
     /// Adds `POST batches` and `GET stats` to `group` (which is at `/oplog` for clients that
-    /// use Runway's ``Runway/OperationLog``), behind whatever middleware the group has.
+    /// use Runway's `OperationLog`), behind whatever middleware the group has.
     public func addRoutes(to group: RouterGroup<BasicRequestContext>) {
         group.post("batches") { request, _ in try await self.accept(request) }
         group.get("stats") { _, _ in await self.stats() }

@@ -19,8 +19,8 @@ import Runway
 /// |---|---|---|
 /// | 401 | `missing_header` | a signature header field is absent (`header` names it) |
 /// | 401 | `unknown_key` | the key id is not configured |
-/// | 431 | `field_too_large` | a signature field is longer than ``RequestSignature/Limits`` allow, or a signed header field is (`header` names it); checked first, before anything is computed or remembered |
-/// | 401 | `stale_timestamp` | the timestamp is `window − futureSkew` or more behind the server's clock or more than `futureSkew` ahead of it; the answer's `WWW-Authenticate` carries ``RequestSignature/clockSkewError`` and the verifier's time (`server_time`), so the client corrects its clock instead of signing in again |
+/// | 431 | `field_too_large` | a signature field is longer than `RequestSignature.Limits` allow, or a signed header field is (`header` names it); checked first, before anything is computed or remembered |
+/// | 401 | `stale_timestamp` | the timestamp is `window − futureSkew` or more behind the server's clock or more than `futureSkew` ahead of it; the answer's `WWW-Authenticate` carries `RequestSignature.clockSkewError` and the verifier's time (`server_time`), so the client corrects its clock instead of signing in again |
 /// | 401 | `malformed_request` | the query is not validly percent-encoded, or `content-type` is not signed |
 /// | 401 | `bad_signature` | no active secret of the key produces the signature |
 /// | 401 | `replayed_nonce` | the nonce was already used within the window |
@@ -237,7 +237,7 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
 }
 
 /// The longest value each signature field may have: the nonce and key id by
-/// ``RequestSignature/Limits``, the rest by their format (decimal seconds, SHA-256 hex, at most
+/// `RequestSignature.Limits`, the rest by their format (decimal seconds, SHA-256 hex, at most
 /// `signedFieldCount` names). Built once, not per request (a generic type has no stored statics).
 private enum SignatureFieldLimits {
     static let all: [(HTTPField.Name, Int)] = {
