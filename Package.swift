@@ -181,6 +181,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
         // What the test targets share: child processes started without Foundation's `Process`.

@@ -67,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
             storeDescription = path
         }
         // The listings, the collector and `/signed/echo/…` admit only requests signed with the
-        // key, as the README says; the demo signs with the demo key.
+        // key, as the command's help says; the demo signs with the demo key.
         let key = signing.key
         let id = signing.id
         // Collectors that share a database share its replay window too: a signed batch accepted

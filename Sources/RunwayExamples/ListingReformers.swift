@@ -18,7 +18,7 @@ public struct ListingRow: Sendable, Hashable {
 }
 
 /// Normalises the three listing APIs' different keys into one row type: one reformer for
-/// many APIs, as the seed's listing view needs.
+/// many APIs, as a listing view needs.
 public struct ListingRowsReformer: Reformer {
     public init() {}
 

@@ -4,8 +4,8 @@ public import HTTPTypes
 /// stand in when the network is unreachable, and what goes into an entry's key.
 ///
 /// One value on the ``API`` (``API/cachePolicy``) holds everything about an API's cache, so a
-/// reader finds it in one place. Caching applies to `GET` and `HEAD` only. The defaults follow
-/// the seed: 180 seconds in memory (a list the user comes back to within three minutes is not
+/// reader finds it in one place. Caching applies to `GET` and `HEAD` only. The defaults are
+/// 180 seconds in memory (a list the user comes back to within three minutes is not
 /// fetched again), 24 hours on disk.
 ///
 /// For example:

@@ -118,8 +118,7 @@ public import RunwayStorage
     /// this (`Statement.sqliteStatement`). Every disk access runs on ``queue``, so a reader
     /// connection would buy no concurrency, and a read through the pool's readers first asks
     /// SQLite for the schema version: a second read transaction, with its own file locks. GRDB's
-    /// row cursor added about 2 µs to every lookup (`runway bench --suite cache`: a miss in 5.4 µs
-    /// through it, 3.5 µs through the C API). The C API also reads a row of the wrong types (a
+    /// row cursor made every lookup slower (*Cache tiers* in `Benchmarks/README.md`). The C API also reads a row of the wrong types (a
     /// tampered file) as values, where a typed row read would trap.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
         let pool = self.pool

@@ -31,12 +31,8 @@ public final class ResponseCache: Sendable {
         /// What a trim brings the disk tier down to, as a share of the limit.
         public var diskTrimRatio: Double
         /// Bodies up to this size are stored inside the database, larger ones as files. Default
-        /// 16 KB, the largest size at which reads from SQLite won in every run (`runway bench
-        /// --suite cache`, release, a 2-core Linux VM; three runs): at 16 KB a body inside SQLite
-        /// read in 11.4–12.9 µs against 15.0–15.5 µs as a file, at 32 KB in 15.8–23.5 against
-        /// 16.2–16.6 µs, at 64 KB in 26.9–28.3 against 18.4–18.5 µs. Writes stay faster inside
-        /// SQLite at every size measured (up to 128 KB), but a write is queued off the caller's
-        /// path and a read is not.
+        /// 16 KB, the largest size at which reads from SQLite beat reads of a file in every run
+        /// (*Cache tiers* in `Benchmarks/README.md`, `runway bench --suite cache`).
         public var inlineThreshold: Int
 
         public init(

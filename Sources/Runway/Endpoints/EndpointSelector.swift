@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 
 /// The fastest address of a service's host, measured from where the device is now, so that slow
-/// or hijacked DNS never sits in front of a request (seed 003: IP 直連, 選最快的 IP).
+/// or hijacked DNS never sits in front of a request (connect by IP, to the fastest).
 ///
 /// Give it the host name and its candidate addresses (IPv4 and IPv6; more can come from a
 /// server list, see ``EndpointList``) and put it on the ``Service``. Each round measures every

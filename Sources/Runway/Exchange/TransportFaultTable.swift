@@ -1,7 +1,7 @@
 extension RunwayError {
     /// The error an app meets when a transport saw `fault`: the one table from what went wrong on
     /// the wire to ``RunwayError``, for every transport, in words that name no library. The
-    /// README's *Errors* section holds the same table.
+    /// article *A load's way through* (its *Errors* section) holds the same table.
     public init(_ fault: TransportFault) {
         switch fault {
         case .cancelled: self = .cancelled

@@ -1,4 +1,4 @@
-/// Hooks around one API's calls: the seed's AOP points, on the main actor.
+/// Hooks around one API's calls (aspect-style: before and after each step), on the main actor.
 ///
 /// Attach interceptors to a ``Service`` (every API of it) or to an ``API``. For every hook the
 /// service's interceptors run first, then the API's, each list in declaration order. Every hook

@@ -1,4 +1,4 @@
-/// The current ``NetworkPath`` and its changes (seeds 000, 001, 003: notice network changes,
+/// The current ``NetworkPath`` and its changes (an app must notice network changes,
 /// do not wait on a network that is not there, prefer Wi-Fi for work that can wait).
 ///
 /// ``system()`` follows the platform: rtnetlink on Linux (link and address changes), and

@@ -3,7 +3,7 @@ public import Logging
 public import RunwayStorage
 
 /// User operation logs, sent in bursts: events are queued on disk and uploaded in batches of 30
-/// (seed 003), so the radio wakes once per batch instead of once per tap (seed 001).
+/// by default, so the radio wakes once per batch instead of once per tap.
 ///
 /// ``record(_:payload:at:)`` hands the event to a serial writer and returns at once; the writer
 /// commits whatever has arrived in one transaction. An upload starts when a batch is full, when

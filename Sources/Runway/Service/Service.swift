@@ -51,7 +51,7 @@ public struct Service: Sendable {
 
     /// Creates a service.
     ///
-    /// What the seed's service is — where it lives, what every call carries, how it answers —
+    /// What a service is — where it lives, what every call carries, how it answers —
     /// is given here; the rest is grouped by concern (``credentials``, ``connection``) and the
     /// hooks (``interceptors``, ``adapters``, ``errorHandler``) are set on the value.
     ///

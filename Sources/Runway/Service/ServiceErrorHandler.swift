@@ -1,4 +1,4 @@
-/// A service's common errors handled in one place (seed 003's `handleCommonError`): a business
+/// A service's common errors handled in one place (what such layers call `handleCommonError`): a business
 /// code that means "session ended", "upgrade required" or "maintenance" is decided once for
 /// every API of the service instead of in every delegate.
 ///

@@ -48,7 +48,32 @@ struct DocumentationTests {
             }
         }
         #expect(articles >= 15)
+        // The README's quickstart is held to the same rule (its `Package.swift` lines are a
+        // manifest, not code of a target).
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readmeBlocks = Self.swiftBlocks(in: readme).filter { !$0.hasPrefix("// Package.swift") }
+        #expect(readmeBlocks.count >= 3)
+        for block in readmeBlocks {
+            let match = snippets.first { $0.value == block }
+            #expect(match != nil, "a Swift block of README.md is not a compiled snippet:\n\(block)")
+            if let match { used.insert(match.key) }
+        }
         #expect(Set(snippets.keys).subtracting(used).isEmpty, "snippets no article shows: \(Set(snippets.keys).subtracting(used))")
+    }
+
+    @Test("README: the quickstart's engine, with its cache, loads and reforms rentals")
+    func readmeQuickstart() async throws {
+        let root = try CacheRoot()
+        let server = try await DemoServer.start()
+        try await withCleanup({ await server.stop() }) {
+            let engine = try await ReadmeSnippets.makeEngine(container: Container(root: root.url), developURL: server.baseURL)
+            #expect(engine.cache != nil)
+            let titles = try await ReadmeSnippets.loadTitles(engine: engine)
+            #expect(titles.count == 20 && titles.allSatisfy { !$0.isEmpty }, "\(titles)")
+            let again = try await engine.perform(RentalsAPI(), params: ["city": "sh"]).get()
+            #expect(again.origin != .network, "the API's memory cache answers the second load")
+            _ = RentalsViewController(engine: engine)
+        }
     }
 
     @Test("Declaring APIs, Delivery, Reformers: the snippets load and shape listings")

@@ -27,7 +27,7 @@ struct HTTPBin {
             "--no-control-socket", "--log-level", "info",
             // gunicorn closes an idle keep-alive connection after 2 s; on a busy machine the
             // next request of a test could meet that close on its pooled connection. These tests
-            // are not about that race (see the README's transports section), so idle
+            // are not about that race (see the Transports article), so idle
             // connections stay open for the test's length.
             "--keep-alive", "300", "httpbin:app",
         ]

@@ -95,7 +95,7 @@ final class ChildDemoServer: Sendable {
 
 /// A 48 MiB upload and download between two child processes (`runway serve` and `runway
 /// transfer`), with the client's peak resident memory read before and after the transfer: a
-/// streamed file adds a few megabytes (the same holds for 1 GiB: see the README); one held in
+/// streamed file adds a few megabytes (the same holds for 1 GiB: see the Credentials and transfers article); one held in
 /// memory would add its whole size.
 @Suite("Transfer memory", .serialized)
 struct TransferMemoryTests {

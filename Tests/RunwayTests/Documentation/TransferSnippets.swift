@@ -5,10 +5,10 @@ import RunwayServer
 import RunwayStorage
 import Testing
 
-/// The README's credential, upload and download snippets, run against the demo server.
-@Suite("README: credentials, uploads, downloads")
-struct AccountExamplesTests {
-    @Test("the account example signs in by refresh, uploads a form and downloads a file to the caches role")
+/// The snippet of the Credentials and transfers article, run against the demo server.
+@Suite("Credentials and transfers: the article's snippet")
+struct TransferSnippetTests {
+    @Test("the account snippet signs in by refresh, uploads a form and downloads a file to the caches role")
     func readmeFlow() async throws {
         let (container, root) = try makeTemporaryContainer()
         defer { try? FileManager.default.removeItem(at: root) }
@@ -18,7 +18,9 @@ struct AccountExamplesTests {
             let engine = harness.engine
             let baseURL = harness.server.baseURL
 
-            // From the README:
+            // snippet: Transfers-account
+            // A bearer token, refreshed once for every load that finds it expired (TokenAuthenticator
+            // and the APIs are in Sources/RunwayExamples/AccountExamples.swift).
             let authentication = Authentication(TokenAuthenticator(engine: engine, refreshToken: "r-1", stored: "expired"))
             try engine.register(accountService(baseURL: baseURL, authentication: authentication))
             let me = try await engine.perform(ProfileAPI()).get()       // 401 → one refresh → sent again
@@ -33,6 +35,7 @@ struct AccountExamplesTests {
             var lastFigure: TransferProgress?
             for await progress in download.progress { lastFigure = progress }
             let plan = try await download.value
+            // end-snippet
 
             #expect(me.json?["data"]?["user"]?.stringValue == "demo")
             #expect(harness.probe.count("/auth/token") == 1)
