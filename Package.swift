@@ -7,6 +7,32 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// What the test targets of the network layer, the server half and the command line link: the
+/// products under test and the support library, and the libraries the tests drive them with.
+let testDependencies: [Target.Dependency] = [
+    "Runway",
+    "RunwayExamples",
+    "RunwayNIO",
+    "RunwayServer",
+    "RunwayDemoServer",
+    "RunwayTestSupport",
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "GRDB", package: "GRDB.swift"),
+    .product(name: "PostgresNIO", package: "postgres-nio"),
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "HTTPTypes", package: "swift-http-types"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "MetricsTestKit", package: "swift-metrics"),
+    .product(name: "CompressNIO", package: "compress-nio"),
+    .product(name: "Tracing", package: "swift-distributed-tracing"),
+    .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+    .product(name: "OTel", package: "swift-otel"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+]
+
 let package = Package(
     name: "Runway",
     defaultLocalization: "en",
@@ -168,6 +194,7 @@ let package = Package(
                 "RunwayDemoServer",
                 "RunwayStorage",
                 "RunwayLinks",
+                "RunwayTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -184,10 +211,26 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
-        // What the test targets share: child processes started without Foundation's `Process`.
+        // What the tests and the demo share: an API made on the spot, a wiretap, a recording
+        // delegate, the harness of a demo server and an engine, child processes (without
+        // Foundation's `Process`), httpbin and PostgreSQL started by the tests, the fixtures.
         .target(
             name: "RunwayTestSupport",
+            dependencies: [
+                "Runway",
+                "RunwayNIO",
+                "RunwayServer",
+                "RunwayDemoServer",
+                "RunwayExamples",
+                "RunwayStorage",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             path: "Tests/RunwayTestSupport",
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -206,33 +249,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .testTarget(
-            name: "RunwayTests",
-            dependencies: [
-                "Runway",
-                "RunwayExamples",
-                "RunwayNIO",
-                "RunwayServer",
-                "RunwayDemoServer",
-                "RunwayTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "OTel", package: "swift-otel"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            exclude: ["Fixtures"],
-            swiftSettings: strictSettings
-        ),
+        // The core: managers, engine, caches, signing, transports (both), operation logs.
+        .testTarget(name: "RunwayTests", dependencies: testDependencies, swiftSettings: strictSettings),
+        // The AsyncHTTPClient transport on its own.
+        .testTarget(name: "RunwayNIOTests", dependencies: testDependencies, swiftSettings: strictSettings),
+        // The verifier, the nonce stores and the collector with its stores.
+        .testTarget(name: "RunwayServerTests", dependencies: testDependencies, swiftSettings: strictSettings),
+        // `runway` in processes of its own: the demo, serve, oplog, transfers.
+        .testTarget(name: "RunwayCLITests", dependencies: testDependencies, swiftSettings: strictSettings),
     ]
 )

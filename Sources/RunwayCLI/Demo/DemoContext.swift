@@ -6,6 +6,7 @@ import RunwayExamples
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 
 /// What every chapter works with: one engine over a counted transport, the server's address,
 /// a scratch storage container, and — in process — the server itself.
@@ -67,22 +68,9 @@ extension ServiceID {
     static let demo: ServiceID = "demo"
 }
 
-/// An API of the demo service whose every policy is a stored property, so each chapter says
-/// exactly what it shows.
-struct DemoAPI: API {
-    var service: ServiceID = .demo
-    var path: String
-    var method: HTTPRequest.Method = .get
-    var name: String
-    var timeout: Duration = .seconds(10)
-    var requestStrategy: RequestStrategy = .allowConcurrent
-    var retryPolicy: RetryPolicy = .never
-    var paramsValidator: any ParamsValidator = AcceptAllParams()
-    var interceptors: [any Interceptor] = []
-    var cachePolicy: CachePolicy = .none
-
+extension AdHocAPI {
+    /// An API of the demo service, named for what the chapter shows; loads give up after 10 s.
     init(_ name: String, path: String) {
-        self.name = name
-        self.path = path
+        self.init(service: .demo, path: path, name: name, timeout: .seconds(10))
     }
 }

@@ -5,6 +5,7 @@ import Runway
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 @testable import Runway
@@ -60,7 +61,7 @@ struct ClockSkewTests {
         let signer = HMACSigner(keyID: "ios-app", secret: Self.secret, now: { Date().addingTimeInterval(skew) })
         try await withSkewedDevice(kind, signer: signer) { engine, server, authenticator in
             for _ in 0..<3 {
-                let response = try await engine.perform(TestAPI(path: "/signed/echo/orders")).get()
+                let response = try await engine.perform(AdHocAPI(path: "/signed/echo/orders")).get()
                 #expect(response.json?["path"]?.stringValue == "/signed/echo/orders")
             }
             #expect(authenticator.refreshes.value == 0, "a wrong clock is not an expired sign-in")
@@ -82,7 +83,7 @@ struct ClockSkewTests {
         }
         let signer = HMACSigner(keyID: "ios-app", secret: Self.secret)
         try await withSkewedDevice(.asyncHTTPClient, signer: signer, serverNow: serverNow) { engine, server, authenticator in
-            let outcome = await engine.perform(TestAPI(path: "/signed/echo/orders"))
+            let outcome = await engine.perform(AdHocAPI(path: "/signed/echo/orders"))
             guard case .failure(.httpStatus(401, let body)) = outcome else {
                 Issue.record("expected the second refusal as a 401, got \(outcome)")
                 return
@@ -99,7 +100,7 @@ struct ClockSkewTests {
         let signer = HMACSigner(keyID: "ios-app", secret: Self.secret)
         try await withSkewedDevice(.asyncHTTPClient, signer: signer) { engine, _, authenticator in
             // `/faults/challenge` answers 401 whatever is sent: an expired sign-in, twice.
-            let outcome = await engine.perform(TestAPI(path: "/faults/challenge"))
+            let outcome = await engine.perform(AdHocAPI(path: "/faults/challenge"))
             #expect(authenticator.refreshes.value == 1)
             guard case .failure(.unauthenticated) = outcome else {
                 Issue.record("expected unauthenticated after one refresh, got \(outcome)")
@@ -118,7 +119,7 @@ struct ClockSkewTests {
         try await withSkewedDevice(kind, signer: signer, credentialField: HTTPField.Name("X-Session-Token")!) {
             engine, server, authenticator in
             for _ in 0..<3 {
-                let response = try await engine.perform(TestAPI(path: "/faults/aws-time")).get()
+                let response = try await engine.perform(AdHocAPI(path: "/faults/aws-time")).get()
                 #expect(response.json?["data"]?["amzDate"] != nil)
             }
             #expect(server.probe.count("/faults/aws-time") == 4, "one refusal, then three accepted")

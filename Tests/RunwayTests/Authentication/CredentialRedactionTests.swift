@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Runway
+import RunwayTestSupport
 import Testing
 
 /// A key in a field of the app's own naming, beside a bearer token.
@@ -32,7 +33,7 @@ struct CredentialRedactionTests {
                     baseURLs: [.develop: harness.server.baseURL],
                     commonHeaders: common,
                     credentials: .init(authentication: Authentication(KeyAndTokenAuthenticator()), signer: HMACSigner(keyID: "app-2026", secret: SymmetricKey(size: .bits256)))))
-            let response = try await harness.engine.perform(TestAPI(path: "/echo/who")).get()
+            let response = try await harness.engine.perform(AdHocAPI(path: "/echo/who")).get()
 
             // The server received them all…
             let received = try #require(response.json?["headers"])

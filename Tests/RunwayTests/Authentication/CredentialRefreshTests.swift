@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// A bearer token renewed at the demo server's token endpoint, through the engine itself.
@@ -72,7 +73,7 @@ struct CredentialRefreshTests {
     /// `count` loads of `/auth/me` at once.
     static func loadTogether(_ count: Int, _ harness: Harness) async -> [Result<RawResponse, RunwayError>] {
         await withTaskGroup(of: Result<RawResponse, RunwayError>.self) { group in
-            for _ in 0..<count { group.addTask { await harness.engine.perform(TestAPI(path: "/auth/me")) } }
+            for _ in 0..<count { group.addTask { await harness.engine.perform(AdHocAPI(path: "/auth/me")) } }
             return await group.reduce(into: []) { $0.append($1) }
         }
     }
@@ -126,7 +127,7 @@ struct CredentialRefreshTests {
         try await withHarness { harness in
             _ = try Self.register(
                 harness, BearerAuthenticator(engine: harness.engine, stored: "expired", madeUpToken: "never-issued"))
-            let result = await harness.engine.perform(TestAPI(path: "/auth/me"))
+            let result = await harness.engine.perform(AdHocAPI(path: "/auth/me"))
             guard case .failure(.unauthenticated(let reason)) = result else {
                 Issue.record("expected unauthenticated, got \(result)")
                 return
@@ -141,7 +142,7 @@ struct CredentialRefreshTests {
         try await withHarness { harness in
             _ = try Self.register(
                 harness, BearerAuthenticator(engine: harness.engine, stored: nil, tokenRequestAuthenticates: true))
-            let result = await harness.engine.perform(TestAPI(path: "/auth/me"))
+            let result = await harness.engine.perform(AdHocAPI(path: "/auth/me"))
             guard case .failure(.unauthenticated(let reason)) = result else {
                 Issue.record("expected unauthenticated, got \(result)")
                 return
@@ -156,7 +157,7 @@ struct CredentialRefreshTests {
         try await withHarness(kind) { harness in
             let signer = AuthorizationRecordingSigner()
             _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: "expired"), signer: signer)
-            let response = try await harness.engine.perform(TestAPI(path: "/auth/me")).get()
+            let response = try await harness.engine.perform(AdHocAPI(path: "/auth/me")).get()
             #expect(response.status == .ok)
             // The token request opts out of the credential, and is signed without one.
             #expect(signer.seen.value == ["Bearer expired", "none", "Bearer access-1"])
@@ -167,9 +168,9 @@ struct CredentialRefreshTests {
     func reset() async throws {
         try await withHarness { harness in
             let authentication = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
-            _ = try await harness.engine.perform(TestAPI(path: "/auth/me")).get()
+            _ = try await harness.engine.perform(AdHocAPI(path: "/auth/me")).get()
             authentication.reset()
-            _ = try await harness.engine.perform(TestAPI(path: "/auth/me")).get()
+            _ = try await harness.engine.perform(AdHocAPI(path: "/auth/me")).get()
             // Nothing stored, so after the reset a second refresh supplies the credential.
             #expect(harness.probe.count("/auth/token") == 2)
             #expect(harness.probe.count("/auth/me") == 2)
@@ -181,7 +182,7 @@ struct CredentialRefreshTests {
         let cache = try ResponseCache()
         try await withHarness(cache: cache) { harness in
             _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
-            let api = TestAPI(path: "/auth/me", cachePolicy: .memory(lifetime: .seconds(600)))
+            let api = AdHocAPI(path: "/auth/me", cachePolicy: .memory(lifetime: .seconds(600)))
             _ = try await harness.engine.perform(api).get()
             let second = try await harness.engine.perform(api).get()
             #expect(second.origin == .network)
@@ -194,7 +195,7 @@ struct CredentialRefreshTests {
         try await withHarness { harness in
             _ = try Self.register(harness, BearerAuthenticator(engine: harness.engine, stored: nil))
             let other = harness.server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
-            let api = TestAPI(path: "/faults/redirect", redirectPolicy: .crossOriginWithoutCredentials)
+            let api = AdHocAPI(path: "/faults/redirect", redirectPolicy: .crossOriginWithoutCredentials)
             let response = try await harness.engine.perform(api, params: ["to": .string("\(other)/echo/landed")]).get()
             let headers = response.json?["headers"]
             #expect(response.url?.host == "localhost")

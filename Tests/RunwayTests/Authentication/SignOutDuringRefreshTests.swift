@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// A credential read from a "keychain" the test rewrites at sign-in, whose refresh the test
@@ -49,7 +50,7 @@ struct SignOutDuringRefreshTests {
 
             // User A's load meets the expiry, and its refresh starts (held open).
             let engine = harness.engine
-            let userA = Task { await engine.perform(TestAPI(path: "/auth/me")) }
+            let userA = Task { await engine.perform(AdHocAPI(path: "/auth/me")) }
             var starts = started.makeAsyncIterator()
             await starts.next()
 
@@ -58,7 +59,7 @@ struct SignOutDuringRefreshTests {
             let tokenB = try #require(issued.json?["access_token"]?.stringValue)
             keychain.set(tokenB)
             authentication.reset()
-            let userB = Task { await engine.perform(TestAPI(path: "/auth/me")) }
+            let userB = Task { await engine.perform(AdHocAPI(path: "/auth/me")) }
 
             // A's refresh ends now, after the reset (B's load may or may not have joined it).
             releaseSink.finish()
@@ -76,7 +77,7 @@ struct SignOutDuringRefreshTests {
             #expect(harness.probe.count("/auth/me/refused") == 1, "only A's first request was refused")
 
             // The next load leases B's credential at once.
-            let next = try await engine.perform(TestAPI(path: "/auth/me")).get()
+            let next = try await engine.perform(AdHocAPI(path: "/auth/me")).get()
             #expect(next.json?["data"]?["token"]?.stringValue == tokenB)
             #expect(refreshes.value == 1)
         }
@@ -108,7 +109,7 @@ struct SignOutDuringRefreshTests {
                     environment: .develop,
                     baseURLs: [.develop: harness.server.baseURL],
                     credentials: .init(authentication: authentication, signer: signer)))
-            let result = try await engine.perform(TestAPI(path: "/auth/me")).get()
+            let result = try await engine.perform(AdHocAPI(path: "/auth/me")).get()
             #expect(result.json?["data"]?["token"]?.stringValue == tokenB)
             #expect(refreshes.value == 0, "nothing is refreshed: the store holds a good credential")
             #expect(harness.probe.count("/auth/me/refused") == 1)

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// An API's cache is one value: the tiers and lifetimes, and the rules of its key — version,
@@ -13,8 +14,8 @@ struct CachePolicyValueTests {
 
     /// `/echo/profile` as a signed-in user reads it: credentialed, so cached only under a
     /// sensitive component.
-    static func profile(_ policy: CachePolicy, currency: String = "EUR") -> TestAPI {
-        var api = TestAPI(path: "/echo/profile")
+    static func profile(_ policy: CachePolicy, currency: String = "EUR") -> AdHocAPI {
+        var api = AdHocAPI(path: "/echo/profile")
         api.service = "account"
         api.cachePolicy = policy
         api.headers[Self.currency] = currency
@@ -36,7 +37,7 @@ struct CachePolicyValueTests {
                 .varying(on: [Self.currency])
             #expect(policy.tiers == .memory && policy.version == 2 && policy.ignoredParams == ["ts"])
 
-            func load(_ api: TestAPI, ts: Int) async throws -> RawResponse {
+            func load(_ api: AdHocAPI, ts: Int) async throws -> RawResponse {
                 try await harness.engine.perform(api, params: ["ts": .int(ts), "page": 1]).get()
             }
             func expectWire(_ expected: Int, _ what: Comment) {

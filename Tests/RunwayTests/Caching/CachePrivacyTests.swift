@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// The cache key holds who asked and what varies the answer; a removal is final.
@@ -13,8 +14,8 @@ struct CachePrivacyTests {
             Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL], commonHeaders: headers))
     }
 
-    func cachedAPI(_ path: String = "/echo/me") -> TestAPI {
-        var api = TestAPI(path: path)
+    func cachedAPI(_ path: String = "/echo/me") -> AdHocAPI {
+        var api = AdHocAPI(path: path)
         api.cachePolicy = .memory()
         return api
     }
@@ -101,7 +102,7 @@ struct CachePrivacyTests {
     @Test("URLSession's own HTTP cache never answers behind Runway's", arguments: TransportKind.allCases)
     func noPlatformCache(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            let api = TestAPI(path: "/faults/cacheable")
+            let api = AdHocAPI(path: "/faults/cacheable")
             let first = try await harness.engine.perform(api, params: ["key": .string(kind.rawValue)]).get()
             let second = try await harness.engine.perform(api, params: ["key": .string(kind.rawValue)]).get()
             #expect(first.payload?["count"] == 1)

@@ -3,6 +3,7 @@ import GRDB
 import HTTPTypes
 @_spi(Benchmarks) @testable import Runway
 import RunwayNIO
+import RunwayTestSupport
 import Testing
 
 /// What a cached answer keeps of its response's header fields, from a server Runway's authors did
@@ -15,7 +16,7 @@ struct CachedHeaderFieldsTests {
         try await withHTTPBin { bin in
             let transport = AsyncHTTPClientTransport()
             try await withCleanup({ try? await transport.shutdown() }) {
-                var api = TestAPI(path: "/response-headers")
+                var api = AdHocAPI(path: "/response-headers")
                 api.cachePolicy = .memoryAndDisk()
                 // httpbin answers with a field for each value: X-Tag twice.
                 let params: Parameters = ["X-Tag": ["one", "two"], "Set-Cookie": "session=abc123"]

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Runway
+import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 
@@ -44,7 +45,7 @@ struct CoalescingTests {
         try await withHarness(cache: cache) { harness in
             let watch = JoinWatch()
             watch.install(on: harness.engine)
-            var api = TestAPI(path: "/faults/gate/shared")
+            var api = AdHocAPI(path: "/faults/gate/shared")
             api.cachePolicy = .memory()
             let managers = (0..<100).map { _ in APIManager(api, engine: harness.engine) }
             let loads = managers.map { manager in Task { try await manager.load(with: ["page": 1]) } }
@@ -67,7 +68,7 @@ struct CoalescingTests {
         try await withHarness(cache: cache) { harness in
             let watch = JoinWatch()
             watch.install(on: harness.engine)
-            var api = TestAPI(path: "/faults/gate/kept")
+            var api = AdHocAPI(path: "/faults/gate/kept")
             api.cachePolicy = .memory()
             let leaving = APIManager(api, engine: harness.engine)
             let staying = APIManager(api, engine: harness.engine)
@@ -92,7 +93,7 @@ struct CoalescingTests {
         try await withHarness(cache: cache) { harness in
             let watch = JoinWatch()
             watch.install(on: harness.engine)
-            var api = TestAPI(path: "/faults/gate/kept-async")
+            var api = AdHocAPI(path: "/faults/gate/kept-async")
             api.cachePolicy = .memory()
             let leaving = APIManager(api, engine: harness.engine)
             let staying = APIManager(api, engine: harness.engine)
@@ -114,7 +115,7 @@ struct CoalescingTests {
     func lastWaiterCancels() async throws {
         let cache = try ResponseCache()
         try await withHarness(cache: cache) { harness in
-            var api = TestAPI(path: "/faults/hang")
+            var api = AdHocAPI(path: "/faults/hang")
             api.cachePolicy = .memory()
             let manager = APIManager(api, engine: harness.engine)
             let task = Task { try await manager.load() }
@@ -129,7 +130,7 @@ struct CoalescingTests {
     nonisolated func leaveAndArriveTogether() async throws {
         let coalescer = CallCoalescer()
         let answer = RawResponse(
-            api: TestAPI(path: "/x"), request: HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/x"),
+            api: AdHocAPI(path: "/x"), request: HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/x"),
             response: HTTPResponse(status: .ok), body: Data(), json: nil)
         let (joins, joined) = AsyncStream<Void>.makeStream()
         coalescer.joined.withLock { $0 = { _, _ in joined.yield() } }

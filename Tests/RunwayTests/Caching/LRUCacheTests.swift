@@ -1,3 +1,4 @@
+import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 

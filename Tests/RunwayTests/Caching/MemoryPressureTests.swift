@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 

@@ -7,6 +7,7 @@ import Runway
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 
@@ -41,8 +42,8 @@ struct ResponseCacheTests {
             logger: Logger(label: "test") { _ in log })
     }
 
-    func cachedAPI(_ policy: CachePolicy = .memoryAndDisk(), path: String = "/echo/cached") -> TestAPI {
-        var api = TestAPI(path: path)
+    func cachedAPI(_ policy: CachePolicy = .memoryAndDisk(), path: String = "/echo/cached") -> AdHocAPI {
+        var api = AdHocAPI(path: path)
         api.cachePolicy = policy
         return api
     }

@@ -1,3 +1,4 @@
+import RunwayTestSupport
 import Crypto
 import Foundation
 import HTTPTypes

@@ -7,6 +7,7 @@ import RunwayExamples
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// The DocC articles' code: every Swift block of every article is a snippet of a
@@ -123,7 +124,7 @@ struct DocumentationTests {
         let server = try await DemoServer.start(signatureVerifier: verifier)
         let engine = Engine(transport: URLSessionTransport())
         try engine.register(Service(id: "signed", baseURLs: [.release: server.baseURL], credentials: .init(signer: signer)))
-        var api = TestAPI(path: "/signed/echo/check")
+        var api = AdHocAPI(path: "/signed/echo/check")
         api.service = "signed"
         let result = await engine.perform(api)
         await server.stop()
@@ -168,7 +169,7 @@ struct DocumentationTests {
             let selector = try ArticleSnippets.edgeService(engine: harness.engine, port: harness.server.port)
             await selector.waitForRound(after: 0)
             #expect(selector.address == "127.0.0.1")
-            var api = TestAPI(path: "/health")
+            var api = AdHocAPI(path: "/health")
             api.service = "edge"
             let health = try await harness.engine.perform(api).get()
             #expect(health.status.code == 200)
@@ -177,7 +178,7 @@ struct DocumentationTests {
         let (engine, network) = ArticleSnippets.offlineEngine(transport: URLSessionTransport())
         try engine.register(Service(id: "edge", baseURLs: [.release: "http://127.0.0.1:9"]))
         network.update(.unreachable)
-        var api = TestAPI(path: "/health")
+        var api = AdHocAPI(path: "/health")
         api.service = "edge"
         let offline = await engine.perform(api)
         network.stop()

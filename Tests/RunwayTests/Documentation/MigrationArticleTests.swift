@@ -6,6 +6,7 @@ import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// "Coming from Alamofire or Moya": each of the twelve tasks of the article, its snippet run

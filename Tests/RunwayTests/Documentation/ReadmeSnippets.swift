@@ -1,3 +1,4 @@
+import RunwayTestSupport
 import Foundation
 import HTTPTypes
 import Runway

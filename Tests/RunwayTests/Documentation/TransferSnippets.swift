@@ -3,6 +3,7 @@ import Runway
 import RunwayExamples
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// The snippet of the Credentials and transfers article, run against the demo server.

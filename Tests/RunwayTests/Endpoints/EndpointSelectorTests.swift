@@ -6,6 +6,7 @@ import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -105,7 +106,7 @@ struct EndpointSelectorTests {
             #expect(selector.address == "127.0.0.1")
 
             let (engine, log) = try Self.engine(selector, port: server.port, transport: transport)
-            let response = try await engine.perform(TestAPI(path: "/echo/hello"), params: [:]).get()
+            let response = try await engine.perform(AdHocAPI(path: "/echo/hello"), params: [:]).get()
             #expect(response.json?["authority"]?.stringValue == "\(Self.host):\(server.port)", "Host stays the name")
             #expect(log.lines.last?.message.contains("via 127.0.0.1") == true)
             #expect(log.lines.last?.metadata["net.peer.address"] == "127.0.0.1")
@@ -152,13 +153,13 @@ struct EndpointSelectorTests {
             #expect(measurements.map(\.time) == [.milliseconds(10), .milliseconds(1_000), .milliseconds(2_000)])
             #expect(fast.probe.count("/health") == 1 && far.probe.count("/health") == 1)
 
-            _ = try await engine.perform(TestAPI(path: "/echo/one"), params: [:]).get()
+            _ = try await engine.perform(AdHocAPI(path: "/echo/one"), params: [:]).get()
             #expect(fast.probe.count("/echo") == 1)
 
             // The fastest stops: its refusal marks it, and the retry goes to the next fastest.
             await fast.stop()
             let retrying = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(10))
-            _ = try await engine.perform(TestAPI(path: "/echo/two", retryPolicy: retrying), params: [:]).get()
+            _ = try await engine.perform(AdHocAPI(path: "/echo/two", retryPolicy: retrying), params: [:]).get()
             #expect(middle.probe.count("/echo") == 1)
             #expect(selector.address == "127.0.0.2")
             #expect(log.lines.last?.message.contains("via 127.0.0.2") == true)
@@ -167,7 +168,7 @@ struct EndpointSelectorTests {
             // the name.
             await middle.stop()
             await far.stop()
-            let result = await engine.perform(TestAPI(path: "/echo/three", retryPolicy: retrying), params: [:])
+            let result = await engine.perform(AdHocAPI(path: "/echo/three", retryPolicy: retrying), params: [:])
             #expect(selector.address == nil)
             guard case .failure(.noNetwork(let reason)) = result else {
                 Issue.record("expected no network, got \(result)")
@@ -213,7 +214,7 @@ struct EndpointSelectorTests {
                 await selector.probe()
                 #expect(selector.address == "127.0.0.1")
                 let (engine, _) = try Self.engine(selector, scheme: "https", port: server.port, transport: transport)
-                let result = await engine.perform(TestAPI(path: "/echo/secure"), params: [:])
+                let result = await engine.perform(AdHocAPI(path: "/echo/secure"), params: [:])
                 if succeeds {
                     let host = (try? result.get())?.json?["authority"]?.stringValue
                     #expect(host == "\(Self.host):\(server.port)", "\(result)")
@@ -258,7 +259,7 @@ struct EndpointSelectorTests {
                     connection: .init(pins: fault == .pin ? [pins] : [], endpoints: selector)))
             for index in 0..<5 {
                 // No retry policy: the first load moves on within its own attempt.
-                _ = try await engine.perform(TestAPI(path: "/echo/\(index)"), params: [:]).get()
+                _ = try await engine.perform(AdHocAPI(path: "/echo/\(index)"), params: [:]).get()
                 #expect(selector.address == "127.0.0.1")
             }
             #expect(right.probe.count("/echo") == 5)
@@ -288,14 +289,14 @@ struct EndpointSelectorTests {
             let (engine, log) = try Self.engine(selector, port: healthy.port, transport: transport)
             // The deadline is the subject, so the load has one; each attempt gets it whole, and 10 s
             // is far more than a loaded machine needs for the retry's local answer.
-            var api = TestAPI(path: "/faults/gate/open", timeout: .seconds(10))
+            var api = AdHocAPI(path: "/faults/gate/open", timeout: .seconds(10))
             api.retryPolicy = RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1))
             _ = try await engine.perform(api, params: [:]).get()
             #expect(hung.probe.count("/faults/gate/open") == 1)
             #expect(healthy.probe.count("/faults/gate/open") == 1)
             #expect(selector.address == "127.0.0.1")
             for _ in 0..<4 {
-                _ = try await engine.perform(TestAPI(path: "/faults/gate/open"), params: [:]).get()
+                _ = try await engine.perform(AdHocAPI(path: "/faults/gate/open"), params: [:]).get()
             }
             #expect(healthy.probe.count("/faults/gate/open") == 5)
             #expect(hung.probe.count("/faults/gate/open") == 1, "never again this round")
@@ -331,7 +332,7 @@ struct EndpointSelectorTests {
             let fetched = Date(timeIntervalSince1970: 1_800_000_000)
             let first = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
             let list = try EndpointList(selector: first, container: container, now: fetched)
-            #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: fetched))
+            #expect(try await list.refresh(using: engine, api: AdHocAPI(path: "/endpoints"), now: fetched))
 
             for (age, used) in [(6 * 86_400.0, true), (8 * 86_400.0, false), (-3_600.0, false)] {
                 let relaunched = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
@@ -341,7 +342,7 @@ struct EndpointSelectorTests {
             }
             let weeksLater = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
             let later = try EndpointList(selector: weeksLater, container: container, now: fetched + 30 * 86_400)
-            #expect(try await later.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: fetched + 30 * 86_400))
+            #expect(try await later.refresh(using: engine, api: AdHocAPI(path: "/endpoints"), now: fetched + 30 * 86_400))
             #expect(weeksLater.candidates == ["127.0.0.1", "127.0.0.2"])
             #expect(server.probe.count("/endpoints") == 2)
         }
@@ -354,11 +355,11 @@ struct EndpointSelectorTests {
             let list = try EndpointList(selector: selector, container: container)
             #expect(list.lastFetched == nil)
             let day = Date()
-            #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: day))
+            #expect(try await list.refresh(using: engine, api: AdHocAPI(path: "/endpoints"), now: day))
             #expect(selector.candidates == ["127.0.0.1", "127.0.0.2", "::1", "127.0.0.3"])
-            #expect(try await !list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: day + 3600))
+            #expect(try await !list.refresh(using: engine, api: AdHocAPI(path: "/endpoints"), now: day + 3600))
             #expect(server.probe.count("/endpoints") == 1, "not again the same day")
-            #expect(try await list.refresh(using: engine, api: TestAPI(path: "/endpoints"), now: day + 86_401))
+            #expect(try await list.refresh(using: engine, api: AdHocAPI(path: "/endpoints"), now: day + 86_401))
             #expect(server.probe.count("/endpoints") == 2)
 
             // The next launch starts from the stored list before any network.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// A load in flight when the device's network goes away ends at once with `noNetwork`, instead
@@ -15,7 +16,7 @@ struct InFlightPathLossTests {
         try await withHarness(kind, network: monitor) { harness in
             let key = "loss-\(kind)"
             defer { harness.server.probe.openGate(key) }
-            let api = TestAPI(path: "/faults/gate/\(key)", timeout: .seconds(40))
+            let api = AdHocAPI(path: "/faults/gate/\(key)", timeout: .seconds(40))
             let load = Task { await harness.engine.perform(api, params: [:]) }
             await harness.server.probe.wait(for: .gateWaiting)
             monitor.update(.unreachable)
@@ -36,7 +37,7 @@ struct InFlightPathLossTests {
         }
         try await withHarness(kind, sleep: sleep, network: monitor) { harness in
             let key = "return-\(kind)"
-            let api = TestAPI(
+            let api = AdHocAPI(
                 path: "/faults/gate/\(key)", timeout: .seconds(40),
                 retryPolicy: RetryPolicy(maximumRetries: 2, baseDelay: .seconds(5), jitter: 0))
             let load = Task { await harness.engine.perform(api, params: [:]) }
@@ -57,7 +58,7 @@ struct InFlightPathLossTests {
         // The policy's wait is over at once, the path still away.
         try await withHarness(sleep: { _ in }, network: monitor) { harness in
             defer { harness.server.probe.openGate("away") }
-            let api = TestAPI(
+            let api = AdHocAPI(
                 path: "/faults/gate/away", timeout: .seconds(40),
                 retryPolicy: RetryPolicy(maximumRetries: 2, baseDelay: .seconds(5), jitter: 0))
             let load = Task { await harness.engine.perform(api, params: [:]) }

@@ -4,6 +4,7 @@ import HTTPTypes
 @testable import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// What probing may hold at most, however long the server list and however often a service is

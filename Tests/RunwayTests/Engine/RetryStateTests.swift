@@ -1,4 +1,5 @@
 import HTTPTypes
+import RunwayTestSupport
 import Testing
 @testable import Runway
 

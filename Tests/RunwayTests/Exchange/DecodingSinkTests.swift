@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import NIOCore
+import RunwayTestSupport
 import Testing
 
 @testable import Runway
@@ -140,7 +141,7 @@ struct KeptBodyTests {
         if let coding { fields[.contentEncoding] = coding }
         let engine = Engine(transport: KeepingTransport(head: HTTPResponse(status: .ok, headerFields: fields), body: body))
         try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: "http://127.0.0.1:9"]))
-        var api = TestAPI(path: "/kept")
+        var api = AdHocAPI(path: "/kept")
         api.responseFormat = .raw
         api.maximumResponseSize = limit
         return await engine.perform(api)

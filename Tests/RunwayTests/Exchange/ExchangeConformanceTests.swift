@@ -5,6 +5,7 @@ import NIOSSL
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// The fault matrix: every fault a real network and real servers produce, loaded through an
@@ -130,20 +131,20 @@ struct ExchangeConformanceTests {
 
     static func load(_ fault: Fault, _ harness: Harness) async throws -> Outcome {
         let engine = harness.engine
-        func perform(_ api: TestAPI, _ params: Parameters = [:]) async -> Result<RawResponse, RunwayError> {
+        func perform(_ api: AdHocAPI, _ params: Parameters = [:]) async -> Result<RawResponse, RunwayError> {
             await engine.perform(api, params: params)
         }
-        var raw = TestAPI(path: "/")
+        var raw = AdHocAPI(path: "/")
         raw.responseFormat = .raw
         switch fault {
         case .status503:
-            return Outcome(await perform(TestAPI(path: "/faults/status/503")))
+            return Outcome(await perform(AdHocAPI(path: "/faults/status/503")))
         case .challenged401:
             // The default deadline, which no machine reaches: a transport that waited on the
             // challenge instead of landing it would fail by its timeout, not pass slowly.
-            return Outcome(await perform(TestAPI(path: "/faults/challenge"), ["scheme": "Basic"]))
+            return Outcome(await perform(AdHocAPI(path: "/faults/challenge"), ["scheme": "Basic"]))
         case .bare401:
-            return Outcome(await perform(TestAPI(path: "/faults/status/401")))
+            return Outcome(await perform(AdHocAPI(path: "/faults/status/401")))
         case .head:
             raw.path = "/faults/no-content"
             raw.method = .head
@@ -160,17 +161,17 @@ struct ExchangeConformanceTests {
             return Outcome(await perform(raw))
         case .slowDrip:
             // 60 bytes, one every 100 ms: six seconds of body against a one-second timeout.
-            return Outcome(await perform(TestAPI(path: "/faults/drip", timeout: .seconds(1)), ["chunks": 60, "interval_ms": 100]))
+            return Outcome(await perform(AdHocAPI(path: "/faults/drip", timeout: .seconds(1)), ["chunks": 60, "interval_ms": 100]))
         case .stallAfterHead:
-            let outcome = Outcome(await perform(TestAPI(path: "/faults/stall", timeout: .seconds(1))))
+            let outcome = Outcome(await perform(AdHocAPI(path: "/faults/stall", timeout: .seconds(1))))
             await harness.probe.waitForClose(ifSeen: "/faults/stall")
             return outcome
         case .headNeverComes:
-            let outcome = Outcome(await perform(TestAPI(path: "/faults/hang", timeout: .seconds(1))))
+            let outcome = Outcome(await perform(AdHocAPI(path: "/faults/hang", timeout: .seconds(1))))
             await harness.probe.waitForClose(ifSeen: "/faults/hang")
             return outcome
         case .resetMidBody:
-            return Outcome(await perform(TestAPI(path: "/faults/drop"), ["key": "matrix", "failures": 1]))
+            return Outcome(await perform(AdHocAPI(path: "/faults/drop"), ["key": "matrix", "failures": 1]))
         case .overCapWithLength:
             raw.path = "/faults/encoded"
             raw.maximumResponseSize = 1000
@@ -195,7 +196,7 @@ struct ExchangeConformanceTests {
                 return length == String(response.body.count) ? "the whole body" : "part of the body"
             }
         case .gzip, .deflate, .rawDeflate:
-            var api = TestAPI(path: "/faults/encoded")
+            var api = AdHocAPI(path: "/faults/encoded")
             api.headers[.acceptEncoding] = "gzip, deflate"
             let coding = fault == .rawDeflate ? "raw-deflate" : fault.rawValue
             return Outcome(await perform(api, ["as": .string(coding)])) { response in
@@ -206,43 +207,43 @@ struct ExchangeConformanceTests {
                 return "\(whole), \(items) items, \(encoding ?? "no Content-Encoding")"
             }
         case .unknownEncoding:
-            return Outcome(await perform(TestAPI(path: "/faults/encoded"), ["as": "x-runway"]))
+            return Outcome(await perform(AdHocAPI(path: "/faults/encoded"), ["as": "x-runway"]))
         case .sameOriginRedirect:
-            return Outcome(await perform(TestAPI(path: "/faults/redirect"), ["to": "/echo/landed"])) { response in
+            return Outcome(await perform(AdHocAPI(path: "/faults/redirect"), ["to": "/echo/landed"])) { response in
                 response.json?["path"]?.stringValue ?? "no echo"
             }
         case .crossOriginRedirect:
             let nothingListens = try LoopbackSocket()
             defer { nothingListens.close() }
             let outcome = Outcome(
-                await perform(TestAPI(path: "/faults/redirect"), ["to": .string("http://127.0.0.1:\(nothingListens.port)/echo/other")]))
+                await perform(AdHocAPI(path: "/faults/redirect"), ["to": .string("http://127.0.0.1:\(nothingListens.port)/echo/other")]))
             #expect(harness.probe.count("/echo") == 0)
             return outcome
         case .redirectNotFollowed:
-            var api = TestAPI(path: "/faults/redirect")
+            var api = AdHocAPI(path: "/faults/redirect")
             api.redirectPolicy = .never
             let outcome = Outcome(await perform(api, ["to": "/echo/after"]))
             #expect(harness.probe.count("/echo") == 0)
             return outcome
         case .plainHTTPRefused:
             try engine.register(Service(id: "plain", baseURLs: [.release: "http://api.runway.invalid"]))
-            var api = TestAPI(path: "/echo/plain")
+            var api = AdHocAPI(path: "/echo/plain")
             api.service = "plain"
             return Outcome(await perform(api))
         case .connectionRefused:
             let nothingListens = try LoopbackSocket()
             defer { nothingListens.close() }
             try engine.register(Service(id: "refusing", baseURLs: [.release: "http://127.0.0.1:\(nothingListens.port)"]))
-            var api = TestAPI(path: "/echo/refused")
+            var api = AdHocAPI(path: "/echo/refused")
             api.service = "refusing"
             return Outcome(await perform(api))
         case .cookiesNotKept:
-            _ = try await perform(TestAPI(path: "/faults/set-cookie")).get()
-            return Outcome(await perform(TestAPI(path: "/echo/after-cookie"))) { response in
+            _ = try await perform(AdHocAPI(path: "/faults/set-cookie")).get()
+            return Outcome(await perform(AdHocAPI(path: "/echo/after-cookie"))) { response in
                 response.json?["headers"]?["cookie"]?.stringValue.map { "Cookie: \($0)" } ?? "no Cookie"
             }
         case .cancellationSeenByServer:
-            let load = Task { await perform(TestAPI(path: "/faults/hang")) }
+            let load = Task { await perform(AdHocAPI(path: "/faults/hang")) }
             await harness.probe.wait(for: .holdStarted)
             load.cancel()
             let outcome = Outcome(await load.value)
@@ -273,7 +274,7 @@ struct ExchangeConformanceTests {
             } catch {
                 return .failure(Outcome.name(of: error))
             }
-            let outcome = Outcome(await engine.perform(TestAPI(path: "/echo/tls")))
+            let outcome = Outcome(await engine.perform(AdHocAPI(path: "/echo/tls")))
             #expect(server.probe.count("/echo") == 0, "nothing reaches a server the client does not trust")
             return outcome
         }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Runway
 import RunwayNIO
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// One deadline over the whole exchange: the head, every byte of the body, every attempt.
@@ -12,7 +13,7 @@ struct ExchangeDeadlineTests {
     func drippingBody(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
             // 60 bytes, one every 100 ms: six seconds of body against a one-second timeout.
-            let api = TestAPI(path: "/faults/drip", timeout: .seconds(1))
+            let api = AdHocAPI(path: "/faults/drip", timeout: .seconds(1))
             let result = await harness.engine.perform(api, params: ["chunks": 60, "interval_ms": 100])
             #expect(throws: RunwayError.timeout) { try result.get() }
             // One deadline over every attempt: no second request. (On a loaded machine the
@@ -24,7 +25,7 @@ struct ExchangeDeadlineTests {
     @Test("a body that stalls after the head fails with .timeout and the connection is closed", arguments: TransportKind.allCases)
     func stalledBody(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            let api = TestAPI(path: "/faults/stall", timeout: .seconds(1))
+            let api = AdHocAPI(path: "/faults/stall", timeout: .seconds(1))
             let result = await harness.engine.perform(api, params: [:])
             #expect(throws: RunwayError.timeout) { try result.get() }
             await harness.probe.waitForClose(ifSeen: "/faults/stall")
@@ -36,7 +37,7 @@ struct ExchangeDeadlineTests {
         try await withHarness(kind) { harness in
             let engine = harness.engine
             func hang(_ timeout: Duration) async -> Result<RawResponse, RunwayError> {
-                await engine.perform(TestAPI(path: "/faults/hang", timeout: timeout), params: [:])
+                await engine.perform(AdHocAPI(path: "/faults/hang", timeout: timeout), params: [:])
             }
             // Far past the suite's one-minute limit: if the shorter deadlines waited for its
             // timer, the test would fail by running out of time.
@@ -57,7 +58,7 @@ struct ExchangeDeadlineTests {
     func totalDeadlineSkipsLongBackoff() async throws {
         let slept = TestBox<[Duration]>([])
         try await withHarness(sleep: { duration in slept.mutate { $0.append(duration) } }) { harness in
-            var api = TestAPI(path: "/faults/flaky")
+            var api = AdHocAPI(path: "/faults/flaky")
             api.retryPolicy = RetryPolicy(maximumRetries: 3, baseDelay: .seconds(10))
             api.totalTimeout = .seconds(5)
             let result = await harness.engine.perform(api, params: ["key": "total", "failures": 5])
@@ -79,7 +80,7 @@ struct ExchangeDeadlineTests {
     @Test("a total deadline cuts an attempt short even when the attempt's own timeout is longer", arguments: TransportKind.allCases)
     func totalDeadlineBoundsAttempt(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            var api = TestAPI(path: "/faults/hang", timeout: .seconds(60))
+            var api = AdHocAPI(path: "/faults/hang", timeout: .seconds(60))
             api.totalTimeout = .seconds(1)
             api.retryPolicy = RetryPolicy(maximumRetries: 5, baseDelay: .milliseconds(10))
             let result = await harness.engine.perform(api, params: [:])

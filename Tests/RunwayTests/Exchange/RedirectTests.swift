@@ -6,6 +6,7 @@ import NIOSSL
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// The engine owns redirects: transports hand every 3xx back, and each hop is checked against
@@ -18,8 +19,8 @@ struct RedirectTests {
     }
 
     /// The redirect route, answering with `status` and `Location: target`.
-    func redirecting(method: HTTPRequest.Method = .get) -> TestAPI {
-        TestAPI(path: "/faults/redirect", method: method, paramEncoding: .query)
+    func redirecting(method: HTTPRequest.Method = .get) -> AdHocAPI {
+        AdHocAPI(path: "/faults/redirect", method: method, paramEncoding: .query)
     }
 
     @Test("a same-origin redirect is followed and the answer says which URL answered", arguments: TransportKind.allCases)
@@ -55,11 +56,11 @@ struct RedirectTests {
     @Test("303 turns a POST into a GET without its body; 307 keeps both", arguments: TransportKind.allCases)
     func methodRules(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            let see = TestAPI(path: "/faults/redirect-to/303/echo/303", method: .post)
+            let see = AdHocAPI(path: "/faults/redirect-to/303/echo/303", method: .post)
             let seeOther = try await harness.engine.perform(see, params: ["k": "v"]).get()
             #expect(seeOther.json?["method"] == "GET")
             #expect(seeOther.json?["body"] == "")
-            let temporary = TestAPI(path: "/faults/redirect-to/307/echo/307", method: .post)
+            let temporary = AdHocAPI(path: "/faults/redirect-to/307/echo/307", method: .post)
             let kept = try await harness.engine.perform(temporary, params: ["k": "v"]).get()
             #expect(kept.json?["method"] == "POST")
             #expect(kept.json?["body"] == #"{"k":"v"}"#)

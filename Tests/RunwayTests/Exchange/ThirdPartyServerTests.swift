@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayNIO
+import RunwayTestSupport
 import Testing
 
 /// One exchange against httpbin, a server Runway's authors did not write: the same outcome on
@@ -35,7 +36,7 @@ struct ThirdPartyServerTests {
         try await withEngine(kind) { engine, _ in
             // A deadline no machine reaches: a transport that waits on the challenge instead of
             // landing it would fail this test by its timeout, not pass it slowly.
-            let result = await engine.perform(TestAPI(path: path, timeout: .seconds(120)))
+            let result = await engine.perform(AdHocAPI(path: path, timeout: .seconds(120)))
             guard case .failure(.httpStatus(401, _)) = result else {
                 Issue.record("\(path) ended as \(result), not as its 401")
                 return
@@ -64,7 +65,7 @@ struct ThirdPartyServerTests {
         try await withEngine(kind, authentication: Authentication(ExpiredPassword(refreshes: refreshes))) { engine, _ in
             let results = await withTaskGroup(of: Result<RawResponse, RunwayError>.self) { group in
                 for _ in 0..<20 {
-                    group.addTask { await engine.perform(TestAPI(path: "/basic-auth/user/secret", timeout: .seconds(120))) }
+                    group.addTask { await engine.perform(AdHocAPI(path: "/basic-auth/user/secret", timeout: .seconds(120))) }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
@@ -78,9 +79,9 @@ struct ThirdPartyServerTests {
         try await withEngine(kind) { engine, _ in
             // httpbin sets the cookie on a same-origin redirect to `/cookies`, which echoes what
             // the request carried.
-            let set = try await engine.perform(TestAPI(path: "/cookies/set"), params: ["session": "abc"]).get()
+            let set = try await engine.perform(AdHocAPI(path: "/cookies/set"), params: ["session": "abc"]).get()
             #expect(set.json?["cookies"] == .object([:]))
-            let later = try await engine.perform(TestAPI(path: "/cookies")).get()
+            let later = try await engine.perform(AdHocAPI(path: "/cookies")).get()
             #expect(later.json?["cookies"] == .object([:]))
         }
     }
@@ -96,12 +97,12 @@ struct ThirdPartyServerTests {
         let jar = CookieJar()
         let authentication = Authentication(Anonymous())
         try await withEngine(kind, cookies: jar, authentication: authentication) { engine, _ in
-            let set = try await engine.perform(TestAPI(path: "/cookies/set"), params: ["session": "abc"]).get()
+            let set = try await engine.perform(AdHocAPI(path: "/cookies/set"), params: ["session": "abc"]).get()
             #expect(set.json?["cookies"]?["session"] == "abc", "the redirect's hop carries the cookie it set")
             #expect(jar.names == ["session"])
             authentication.reset()
             #expect(jar.names.isEmpty)
-            let later = try await engine.perform(TestAPI(path: "/cookies")).get()
+            let later = try await engine.perform(AdHocAPI(path: "/cookies")).get()
             #expect(later.json?["cookies"] == .object([:]))
         }
     }
@@ -110,7 +111,7 @@ struct ThirdPartyServerTests {
           arguments: TransportKind.allCases, ["/bytes/60000", "/stream-bytes/60000?chunk_size=4096"])
     func sizeLimit(_ kind: TransportKind, _ path: String) async throws {
         try await withEngine(kind) { engine, _ in
-            var api = TestAPI(path: String(path.prefix { $0 != "?" }))
+            var api = AdHocAPI(path: String(path.prefix { $0 != "?" }))
             api.responseFormat = .raw
             api.maximumResponseSize = 50_000
             let params: Parameters = path.contains("chunk_size") ? ["chunk_size": 4096] : [:]

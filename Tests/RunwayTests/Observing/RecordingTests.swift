@@ -14,7 +14,7 @@ struct RecordingTests {
         try await withServer(kind) { transport, server in
             let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil)
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
-            var api = TestAPI(path: "/echo/timed")
+            var api = AdHocAPI(path: "/echo/timed")
             api.cachePolicy = .memory(lifetime: .seconds(3600))
             let manager = APIManager(api, engine: engine)
             _ = try await manager.load(reformedBy: EchoedFields())
@@ -53,17 +53,17 @@ struct RecordingTests {
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
             // A redirect (two requests), a POST with a body, a cached GET asked twice (one
             // request), and a 404.
-            var secret = TestAPI(path: "/faults/redirect-to/302/echo/moved")
+            var secret = AdHocAPI(path: "/faults/redirect-to/302/echo/moved")
             secret.headers = [.authorization: "Bearer s3cret-token"]
             _ = try await engine.perform(secret).get()
-            var post = TestAPI(path: "/echo/posted", method: .post)
+            var post = AdHocAPI(path: "/echo/posted", method: .post)
             post.paramEncoding = .json
             _ = try await engine.perform(post, params: ["title": "bike"]).get()
-            var cached = TestAPI(path: "/echo/cached")
+            var cached = AdHocAPI(path: "/echo/cached")
             cached.cachePolicy = .memory(lifetime: .seconds(3600))
             _ = try await engine.perform(cached).get()
             _ = try await engine.perform(cached).get()
-            _ = await engine.perform(TestAPI(path: "/no/such/route"))
+            _ = await engine.perform(AdHocAPI(path: "/no/such/route"))
             let onTheWire = 5
             // The server saw them all but the 404's (no route counts it).
             #expect(server.probe.count("/echo") + server.probe.count("/faults/redirect") == onTheWire - 1)
@@ -85,7 +85,7 @@ struct RecordingTests {
                 var entries: [Entry]
             }
             let output = try PythonTools.run(
-                [AWSSignatureV4Tests.fixtures.appendingPathComponent("read-har.py").path, file.path], input: Data())
+                [Fixtures.folder.appendingPathComponent("read-har.py").path, file.path], input: Data())
             let read = try JSONDecoder().decode(Read.self, from: output)
             #expect(read.pages == 1)
             #expect(read.entries.count == onTheWire)
@@ -118,7 +118,7 @@ struct RecordingTests {
             let recorder = LoadRecorder(capacity: 2)
             let engine = Engine(transport: transport, metrics: nil, recorder: recorder)
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
-            for index in 0..<3 { _ = try await engine.perform(TestAPI(path: "/echo/\(index)")).get() }
+            for index in 0..<3 { _ = try await engine.perform(AdHocAPI(path: "/echo/\(index)")).get() }
             #expect(recorder.exchanges.map { $0.request.path } == ["/echo/1", "/echo/2"])
             #expect(recorder.droppedExchanges == 1 && recorder.droppedLoads == 1)
             let har = try JSONSerialization.jsonObject(with: try recorder.httpArchive()) as? [String: Any]

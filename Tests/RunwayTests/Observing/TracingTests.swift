@@ -8,6 +8,7 @@ import Runway
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 import Testing
 import Tracing
 
@@ -39,7 +40,7 @@ struct TracingTests {
         try await withServer { transport, server in
             let cache = try ResponseCache()
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport, cache: cache)
-            var api = TestAPI(path: "/faults/redirect-to/302/echo/listing", name: "TracedAPI")
+            var api = AdHocAPI(path: "/faults/redirect-to/302/echo/listing", name: "TracedAPI")
             api.headers = [.authorization: "Bearer s3cret-token"]
             api.cachePolicy = CachePolicy(tiers: .memory, memoryLifetime: .seconds(3600), sensitiveComponent: "user-1")
             let tap = tracer.startAnySpan("tap")
@@ -103,7 +104,7 @@ struct TracingTests {
         // The second server is the other origin (its transport goes unused).
         try await withServer { transport, server in try await withServer { _, other in
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
-            var api = TestAPI(path: "/faults/redirect")
+            var api = AdHocAPI(path: "/faults/redirect")
             api.redirectPolicy = .crossOriginWithoutCredentials
             let target = "\(other.baseURL)/echo/elsewhere"
             let kept = try await APIManager(api, engine: engine).load(with: ["to": .string(target)], reformedBy: EchoedFields())
@@ -126,19 +127,19 @@ struct TracingTests {
         try await withServer(start: { try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["ios-app": [secret]])) }) {
             transport, server in
             let signer = HMACSigner(keyID: "ios-app", secret: secret, signedHeaderFields: [HTTPField.Name("traceparent")!])
-            let tampered = InterferingTransport(transport) { request in
+            let tampered = Wiretap(transport) { request in
                 if request.head.path?.contains("tampered") == true { request.head.headerFields[HTTPField.Name("traceparent")!] = "00-" + String(repeating: "1", count: 32) + "-" + String(repeating: "2", count: 16) + "-01" }
             }
             let engine = Engine(transport: tampered, metrics: nil, tracer: tracer)
             try engine.register(
                 Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL], credentials: .init(signer: signer)))
-            let seen = try await APIManager(TestAPI(path: "/signed/echo/traced"), engine: engine).load(reformedBy: EchoedFields())
+            let seen = try await APIManager(AdHocAPI(path: "/signed/echo/traced"), engine: engine).load(reformedBy: EchoedFields())
             let traceparent = try #require(seen["traceparent"])
             #expect(traceparent.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]/) != nil)
             #expect(seen["x-runway-signed-headers"]?.contains("traceparent") == true)
             // Changed after signing: the verifier refuses it.
             await #expect(throws: RunwayError.self) {
-                try await APIManager(TestAPI(path: "/signed/echo/tampered"), engine: engine).load(reformedBy: EchoedFields())
+                try await APIManager(AdHocAPI(path: "/signed/echo/tampered"), engine: engine).load(reformedBy: EchoedFields())
             }
         }
     }
@@ -152,7 +153,7 @@ struct TracingTests {
                 Service(
                     id: .test, environment: .develop, baseURLs: [.develop: server.baseURL],
                     credentials: .init(authentication: Authentication(BearerAuthenticator(engine: engine, stored: "expired")))))
-            let answer = await engine.perform(TestAPI(path: "/auth/me", name: "MeAPI"))
+            let answer = await engine.perform(AdHocAPI(path: "/auth/me", name: "MeAPI"))
             #expect((try? answer.get())?.json?["data"]?["token"]?.stringValue == "access-1")
             let spans = Dictionary(grouping: tracer.finishedSpans, by: \.operationName)
             let load = try #require(spans["MeAPI"]?.first)
@@ -179,7 +180,7 @@ struct TracingTests {
             let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
             let tap = tracer.startAnySpan("tap")
             let answer = await ServiceContext.withValue(tap.context) {
-                await engine.perform(TestAPI(path: "/echo/inside"), params: ["token": "s3cret-query"])
+                await engine.perform(AdHocAPI(path: "/echo/inside"), params: ["token": "s3cret-query"])
             }
             tap.end()
             let seen = try EchoedFields().reform(try answer.get())

@@ -3,6 +3,7 @@ import Logging
 @testable import Runway
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// What the log does with each kind of answer from a real collector: only transient failures

@@ -3,6 +3,7 @@ import GRDB
 @testable import Runway
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// The log's sense of time: ages and back-offs on a clock the user cannot set, a back-off that

@@ -6,6 +6,7 @@ import GRDB
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// The client queue against a real collector: batches of 30, leftovers at the next launch,

@@ -1,3 +1,4 @@
+import RunwayTestSupport
 import Testing
 @testable import Runway
 

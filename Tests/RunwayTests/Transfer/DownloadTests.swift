@@ -4,6 +4,7 @@ import Runway
 import RunwayDemoServer
 import RunwayServer
 import RunwayStorage
+import RunwayTestSupport
 import Testing
 
 /// A container in a fresh temporary folder.
@@ -182,7 +183,7 @@ struct DownloadTests {
         defer { try? FileManager.default.removeItem(at: root) }
         try await withHarness(kind) { harness in
             // The answer stops after 64 KiB and holds the connection: only the deadline ends it.
-            let api = TestAPI(path: "/files/blob", timeout: .seconds(1))
+            let api = AdHocAPI(path: "/files/blob", timeout: .seconds(1))
             let destination = DownloadDestination.temporary("slow.bin", in: container)
             let download = harness.engine.download(
                 api, params: ["size": "1000000", "key": .string("slow-\(kind)"), "hold_after": "65536"], to: destination)
@@ -208,7 +209,7 @@ struct DownloadTests {
             let body: Data
             do throws(RunwayError) {
                 let file = try await harness.engine.download(
-                    TestAPI(path: "/faults/status/404"), to: .caches("missing.bin", in: container)
+                    AdHocAPI(path: "/faults/status/404"), to: .caches("missing.bin", in: container)
                 ).value
                 Issue.record("expected a 404, got \(file)")
                 return

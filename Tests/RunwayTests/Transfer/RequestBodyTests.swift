@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// An API whose `Encodable` bodies use snake_case keys and ISO 8601 dates.
@@ -43,7 +44,7 @@ struct RequestBodyTests {
     @Test("a Data body is sent as it is, with its content type", arguments: TransportKind.allCases)
     func data(_ kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            let api = TestAPI(path: "/echo/note", method: .put)
+            let api = AdHocAPI(path: "/echo/note", method: .put)
             let echo = try await APIManager(api, engine: harness.engine)
                 .load(body: .data(Data("plain words".utf8), contentType: "text/plain; charset=utf-8"))
             #expect(echo.json?["method"]?.stringValue == "PUT")
@@ -56,7 +57,7 @@ struct RequestBodyTests {
     func unencodable() async throws {
         try await withHarness { harness in
             let result = await harness.engine.perform(
-                TestAPI(path: "/echo/x", method: .post), body: .json(["ratio": Double.nan]))
+                AdHocAPI(path: "/echo/x", method: .post), body: .json(["ratio": Double.nan]))
             guard case .failure(.paramsUnencodable) = result else {
                 Issue.record("expected paramsUnencodable, got \(result)")
                 return
@@ -69,7 +70,7 @@ struct RequestBodyTests {
     func missingFile() async throws {
         try await withHarness { harness in
             let missing = FileManager.default.temporaryDirectory.appendingPathComponent("runway-missing-\(UUID())")
-            let result = await harness.engine.perform(TestAPI(path: "/upload/raw", method: .post), body: .file(missing))
+            let result = await harness.engine.perform(AdHocAPI(path: "/upload/raw", method: .post), body: .file(missing))
             guard case .failure(.invalidRequest(let reason)) = result else {
                 Issue.record("expected invalidRequest, got \(result)")
                 return

@@ -5,6 +5,7 @@ import Runway
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// A temporary file of `count` pseudo-random bytes, and its SHA-256.
@@ -27,17 +28,6 @@ func makeUploadFile(_ count: Int, name: String = "upload.bin") throws -> (URL, S
     return (url, SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
 }
 
-/// A sparse temporary file of `count` bytes: all of them to send, none of them on disk.
-func makeSparseFile(_ count: Int64) throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-upload-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let url = folder.appendingPathComponent("sparse.bin")
-    guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
-    let handle = try FileHandle(forWritingTo: url)
-    defer { try? handle.close() }
-    try handle.truncate(atOffset: UInt64(count))
-    return url
-}
 
 /// Collects a transfer's progress figures until it ends.
 func collect(_ progress: AsyncStream<TransferProgress>) -> Task<[TransferProgress], Never> {
@@ -53,7 +43,7 @@ struct UploadTests {
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try await withHarness(kind) { harness in
             let upload = harness.engine.upload(
-                TestAPI(path: "/upload/raw", method: .put), body: .file(file, contentType: "application/x-test"))
+                AdHocAPI(path: "/upload/raw", method: .put), body: .file(file, contentType: "application/x-test"))
             let figures = collect(upload.progress)
             let response = try await upload.value
             #expect(response.json?["bytes"]?.intValue == 3 * 1024 * 1024 + 17)
@@ -75,7 +65,7 @@ struct UploadTests {
             form.append(fileAt: file, name: "plan", contentType: "application/pdf")
             form.append(Data([0, 1, 2, 3]), name: "thumb", filename: "t.bin")
             let response = try await harness.engine.upload(
-                TestAPI(path: "/upload/multipart", method: .post), body: .multipart(form)
+                AdHocAPI(path: "/upload/multipart", method: .post), body: .multipart(form)
             ).value
             let parts = try #require(response.json?["parts"]?.arrayValue)
             #expect(parts.count == 3)
@@ -110,7 +100,7 @@ struct UploadTests {
             var form = MultipartForm()
             form.append(fileAt: file, name: "file")
             let response = try await engine.upload(
-                TestAPI(path: "/signed/echo/upload", method: .post, responseFormat: .raw), body: .multipart(form)
+                AdHocAPI(path: "/signed/echo/upload", method: .post, responseFormat: .raw), body: .multipart(form)
             ).value
             #expect(response.status == .ok)
             #expect(server.probe.count("/echo") == 1)
@@ -125,7 +115,7 @@ struct UploadTests {
         let file = try makeSparseFile(256 << 20)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try await withHarness(kind) { harness in
-            let upload = harness.engine.upload(TestAPI(path: "/upload/hold", method: .post), body: .file(file))
+            let upload = harness.engine.upload(AdHocAPI(path: "/upload/hold", method: .post), body: .file(file))
             let figures = collect(upload.progress)
             await harness.probe.wait(for: .holdStarted)
             upload.cancel()
@@ -145,7 +135,7 @@ struct UploadTests {
         try await withHarness(kind) { harness in
             // The server reads nothing past the first chunk: the body cannot go up within a second.
             let upload = harness.engine.upload(
-                TestAPI(path: "/upload/hold", method: .post, timeout: .seconds(1)), body: .file(file))
+                AdHocAPI(path: "/upload/hold", method: .post, timeout: .seconds(1)), body: .file(file))
             await #expect(throws: RunwayError.timeout) { try await upload.value }
             harness.probe.openGate("upload-hold")
             await harness.probe.waitForClose(ifSeen: "/upload/hold")

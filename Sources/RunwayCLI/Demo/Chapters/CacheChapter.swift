@@ -1,11 +1,12 @@
 import Foundation
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// Two tiers: memory, then disk (which a new launch still has); and a hundred screens
     /// asking for the same thing at once make one request.
     static let cache = DemoChapter("cache", "Caching (seed 003: 緩存)") { context, log in
-        var api = DemoAPI("CachedListAPI", path: "/faults/cacheable")
+        var api = AdHocAPI("CachedListAPI", path: "/faults/cacheable")
         api.cachePolicy = .memoryAndDisk(memoryLifetime: .seconds(60), diskLifetime: .seconds(3600))
         let key = JSON.string("demo-\(UUID().uuidString.prefix(8))")
         let sentBefore = context.wire.count(api.name)
@@ -36,7 +37,7 @@ extension DemoChapter {
     }
 
     /// Runs `count` identical loads at once; how many succeeded.
-    nonisolated static func burst(_ count: Int, of api: DemoAPI, key: JSON, on engine: Engine) async -> Int {
+    nonisolated static func burst(_ count: Int, of api: AdHocAPI, key: JSON, on engine: Engine) async -> Int {
         await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<count {
                 group.addTask { (try? await engine.perform(api, params: ["key": key]).get()) != nil }

@@ -1,11 +1,12 @@
 import Foundation
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// Under memory pressure the memory tier is emptied and the disk tier stays, so the next
     /// load costs a disk read, not a request (seed 000: purge caches under memory pressure).
     static let memory = DemoChapter("memory", "Memory pressure purges the memory tier (seed 000)") { context, log in
-        var api = DemoAPI("GalleryAPI", path: "/faults/cacheable")
+        var api = AdHocAPI("GalleryAPI", path: "/faults/cacheable")
         api.cachePolicy = .memoryAndDisk()
         let keys = (0..<5).map { JSON.string("gallery-\($0)-\(UUID().uuidString.prefix(8))") }
         for key in keys { _ = try await context.engine.perform(api, params: ["key": key]).get() }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// Offline: loads fail at once instead of waiting for a timeout, and an API that allows it
@@ -10,7 +11,7 @@ extension DemoChapter {
         let cache = try ResponseCache(now: { clock.withLockedValue { $0 } })
         let network = NetworkMonitor(path: .wired)
         let engine = try context.makeEngine(cache: cache, network: network)
-        var api = DemoAPI("NearbyAPI", path: "/faults/cacheable")
+        var api = AdHocAPI("NearbyAPI", path: "/faults/cacheable")
         api.cachePolicy = .memory(lifetime: .seconds(60), staleIfOffline: true)
         let key = JSON.string("offline-\(UUID().uuidString.prefix(8))")
         let fresh = try await engine.perform(api, params: ["key": key]).get()
@@ -21,7 +22,7 @@ extension DemoChapter {
         let sent = context.wire.count(api.name)
         let stale = try await engine.perform(api, params: ["key": key]).get()
         let started = ContinuousClock.now
-        let uncached = await engine.perform(DemoAPI("ProfileAPI", path: "/echo/profile"))
+        let uncached = await engine.perform(AdHocAPI("ProfileAPI", path: "/echo/profile"))
         let failedIn = (ContinuousClock.now - started).milliseconds
         let sentOffline = context.wire.count(api.name) - sent
 

@@ -1,11 +1,12 @@
 import Foundation
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// A server that is briefly unavailable: the engine retries with backoff and waits as long
     /// as `Retry-After` asks; a business error is never retried.
     static let retries = DemoChapter("retries", "Retries (seed 003: 重試)") { context, log in
-        var api = DemoAPI("FlakyAPI", path: "/faults/flaky")
+        var api = AdHocAPI("FlakyAPI", path: "/faults/flaky")
         api.retryPolicy = RetryPolicy(maximumRetries: 3, baseDelay: .milliseconds(100))
         let key = "demo-\(UUID().uuidString.prefix(8))"
         let started = ContinuousClock.now

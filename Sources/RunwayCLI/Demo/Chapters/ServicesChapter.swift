@@ -1,4 +1,5 @@
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// A service per backend, a base URL per environment: switching is one call, and every API
@@ -13,7 +14,7 @@ extension DemoChapter {
                 baseURLs: [.develop: develop, .release: release],
                 commonParams: ["client": "runway-demo"],
                 credentials: .init(signer: context.signer)))
-        var api = DemoAPI("WhoAmIAPI", path: "/whoami")
+        var api = AdHocAPI("WhoAmIAPI", path: "/whoami")
         api.service = "environments"
         let first = try await context.engine.perform(api).get()
         let switched = context.engine.setEnvironment(.release, for: "environments")

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// Every request of a service is signed; the server verifies the signature over method,
@@ -9,7 +10,7 @@ extension DemoChapter {
         let tap = Wiretap(context.wire)
         let engine = Engine(transport: tap, logger: context.logger, metrics: nil, recorder: context.recorder)
         try engine.register(Service(id: .demo, baseURLs: [.release: context.baseURL], credentials: .init(signer: context.signer)))
-        let api = DemoAPI("SignedEchoAPI", path: "/signed/echo/listing")
+        let api = AdHocAPI("SignedEchoAPI", path: "/signed/echo/listing")
 
         let signed = try await engine.perform(api, params: ["id": 7]).get()
         let fields = (signed.json?["headers"]?.objectValue ?? [:]).keys.filter { $0.lowercased().hasPrefix("x-runway-") }.sorted()

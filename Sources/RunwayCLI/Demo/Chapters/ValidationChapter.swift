@@ -1,11 +1,12 @@
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// A params validator and an interceptor stop a load before anything leaves the device;
     /// the interceptors' hooks run in the seed's order around a load that goes ahead.
     static let validation = DemoChapter("validation", "Validators and interceptors (seed 003: 參數驗證、AOP)") { context, log in
         let hooks = HookRecorder()
-        var api = DemoAPI("SearchAPI", path: "/echo/search")
+        var api = AdHocAPI("SearchAPI", path: "/echo/search")
         api.paramsValidator = RequiredParams.required("city")
         api.interceptors = [SignedInOnly(), hooks]
         let manager = APIManager(api, engine: context.engine)

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayTestSupport
 
 extension DemoChapter {
     /// A screen opening: one burst of loads (seed 000: bursty, not chatty), drawn as a waterfall
@@ -8,7 +9,7 @@ extension DemoChapter {
     static let waterfall = DemoChapter("waterfall", "A waterfall of what the network layer did") { context, log in
         let recorder = context.recorder
         let since = recorder.loads.last?.loadID.rawValue ?? 0
-        var list = DemoAPI("WaterfallListAPI", path: "/faults/cacheable")
+        var list = AdHocAPI("WaterfallListAPI", path: "/faults/cacheable")
         list.cachePolicy = .memory(lifetime: .seconds(60))
         let key = JSON.string("screen-\(UUID().uuidString.prefix(8))")
         await Self.openScreen(list: list, key: key, on: context.engine)
@@ -37,12 +38,12 @@ extension DemoChapter {
 extension DemoChapter {
     /// The screen asks for its list twice at once (two views), its header through a redirect,
     /// and a detail; then the list again once it has landed.
-    nonisolated static func openScreen(list: DemoAPI, key: JSON, on engine: Engine) async {
+    nonisolated static func openScreen(list: AdHocAPI, key: JSON, on engine: Engine) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = await engine.perform(list, params: ["key": key]) }
             group.addTask { _ = await engine.perform(list, params: ["key": key]) }
-            group.addTask { _ = await engine.perform(DemoAPI("WaterfallHeaderAPI", path: "/faults/redirect-to/302/echo/header")) }
-            group.addTask { _ = await engine.perform(DemoAPI("WaterfallDetailAPI", path: "/echo/detail")) }
+            group.addTask { _ = await engine.perform(AdHocAPI("WaterfallHeaderAPI", path: "/faults/redirect-to/302/echo/header")) }
+            group.addTask { _ = await engine.perform(AdHocAPI("WaterfallDetailAPI", path: "/echo/detail")) }
         }
         _ = await engine.perform(list, params: ["key": key])
     }

@@ -1,0 +1,126 @@
+import Foundation
+import Runway
+
+/// The `runway` executable that `swift test` builds beside the test bundle (in its build
+/// folder, debug or release), or in the package's default debug folder.
+public func runwayExecutable() -> URL {
+    let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("runway"),
+        packageRoot.appendingPathComponent(".build/debug/runway"),
+    ]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
+}
+
+/// Starts `runway` with `arguments` at a lower scheduling priority (`niceness`, default the
+/// lowest), so that the transfers' bursts of CPU do not starve the tests running beside them,
+/// and returns it with its standard output (standard error is dropped).
+///
+/// A child whose own progress a test waits on through many rounds (the operation log's kill
+/// test) asks for less: at the lowest priority beside eight CPU-bound processes it gets almost
+/// no CPU at all, and the test's run stretches past any sensible limit.
+public func startNiced(_ arguments: [String], niceness: Int = 19) throws -> (ChildProcess, FileHandle) {
+    let process = ChildProcess("/usr/bin/nice", ["-n", "\(niceness)", runwayExecutable().path] + arguments, output: .pipe)
+    try process.run()
+    guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
+    return (process, output)
+}
+
+/// Runs `runway` with `arguments` in a child process and returns its last line of output,
+/// parsed as JSON. The wait happens off the pool (``offThePool(_:)``): blocking one of the few
+/// threads Swift concurrency runs every test on would stall the rest of the suite for the
+/// child's whole run.
+///
+/// The child runs at niceness 5: a transfer measured at the lowest priority beside CPU-bound
+/// processes is starved, and Linux's URLSession, which reads the socket on a thread of its own
+/// with no flow control, queues the chunks its delegate has not yet taken — a 48 MiB download
+/// peaked 30 MB above its start that way beside eight `yes`.
+public func runRunway(_ arguments: [String]) async throws -> [String: Any] {
+    let (process, reader) = try startNiced(arguments, niceness: 5)
+    let data = await offThePool {
+        let data = reader.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data
+    }
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0,
+        let line = text.split(separator: "\n").last,
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    else {
+        throw TransferChildFailed(status: process.terminationStatus, output: text)
+    }
+    return object
+}
+
+public struct TransferChildFailed: Error, Sendable {
+    public var status: Int32
+    public var output: String
+}
+
+/// `runway serve --quiet` in a child process: the transfers' bytes never pass through this
+/// process's event loops, which every other test of the suite shares.
+public final class ChildDemoServer: Sendable {
+    public let process: ChildProcess
+    public let baseURL: String
+
+    public init() async throws {
+        let (process, reader) = try startNiced(["serve", "--quiet", "--demo"])
+        let line = await offThePool {
+            var text = ""
+            while !text.contains("\n") {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
+        }
+        guard let start = line.range(of: "http://"),
+            let url = line[start.lowerBound...].split(separator: " ").first
+        else {
+            process.terminate()
+            throw TransferChildFailed(status: -1, output: line)
+        }
+        self.process = process
+        self.baseURL = String(url)
+    }
+
+    public func stop() async {
+        process.terminate()
+        let process = self.process
+        await offThePool { process.waitUntilExit() }
+    }
+}
+
+/// Reads one line from `reader`, off the pool.
+public func line(of reader: FileHandle) async -> String {
+    await offThePool {
+        var bytes = Data()
+        while true {
+            let byte = reader.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data([0x0A]) { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
+public func startServe(
+    _ arguments: [String], niceness: Int = 19, until last: @escaping @Sendable (String) -> Bool
+) async throws -> (ChildProcess, baseURL: String, banner: [String]) {
+    let (process, reader) = try startNiced(["serve", "--quiet"] + arguments, niceness: niceness)
+    var banner: [String] = []
+    while banner.last.map(last) != true {
+        let next = await line(of: reader)
+        if next.isEmpty && !process.isRunning { break }
+        banner.append(next)
+    }
+    guard let first = banner.first, let start = first.range(of: "http://"),
+        let url = first[start.lowerBound...].split(separator: " ").first
+    else {
+        process.terminate()
+        throw RunwayError.invalidRequest(reason: "runway serve printed \(banner)")
+    }
+    return (process, String(url), banner)
+}

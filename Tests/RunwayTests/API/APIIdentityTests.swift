@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayExamples
+import RunwayTestSupport
+import Testing
+
+extension Environment {
+    static let staging: Environment = "staging"
+}
+
+/// A `private` API type named like one in `APINameClash.swift`.
+private struct ClashingAPI: API {
+    var service: ServiceID { .test }
+    var path: String { "/echo/this-file" }
+    var method: HTTPRequest.Method { .get }
+}
+
+/// Names and environments an app can rely on across modules.
+@Suite("API names and environments")
+struct APIIdentityTests {
+    /// A type named like one in `RunwayExamples`, in another module.
+    struct SecondHandListAPI: API {
+        var service: ServiceID { .test }
+        var path: String { "/echo/mine" }
+        var method: HTTPRequest.Method { .get }
+    }
+
+    @Test("the default API name is module-qualified, so same-named types in two modules never collide")
+    func moduleQualifiedNames() async throws {
+        let theirs = RunwayExamples.SecondHandListAPI()
+        let mine = SecondHandListAPI()
+        #expect(theirs.name == "RunwayExamples.SecondHandListAPI")
+        #expect(mine.name.hasPrefix("RunwayTests.") && mine.name.hasSuffix(".SecondHandListAPI"))
+        #expect(mine.name != theirs.name)
+        // A stub answers each by its own name.
+        let stub = StubTransport(sampleData: [mine.name: .json(["who": "mine"])])
+        let engine = Engine(transport: stub)
+        try engine.register(Service(id: .test, baseURLs: [.release: "https://api.example.com"]))
+        try engine.register(listingService(baseURL: "https://api.example.com"))
+        #expect(try await engine.perform(mine, params: [:]).get().json?["who"] == "mine")
+        guard case .failure(.httpStatus(404, _)) = await engine.perform(theirs, params: [:]) else {
+            Issue.record("the other module's API has no sample and must not get this one's")
+            return
+        }
+    }
+
+    @Test("an app declares its own environments beside the three Runway names")
+    func openEnvironments() async throws {
+        try await withHarness { harness in
+            try harness.engine.register(
+                Service(
+                    id: .test, environment: .release,
+                    baseURLs: [.release: "https://api.example.com", .staging: harness.server.baseURL]))
+            #expect(harness.engine.setEnvironment(.staging, for: .test))
+            let response = try await harness.engine.perform(AdHocAPI(path: "/echo/staging"), params: [:]).get()
+            #expect(response.json?["path"] == "/echo/staging")
+            #expect(Environment.staging.description == "staging")
+            #expect(Environment.releaseCandidate.rawValue == "releaseCandidate", "raw values are part of cache keys")
+        }
+    }
+
+    @Test("a private or function-local API's default name is the same in every process")
+    func stableNamesAcrossLaunches() async throws {
+        let here = ScreenLocalAPIs.all.map(\.name) + [RunwayExamples.SecondHandListAPI().name]
+        #expect(here == ["RunwayExamples.ProfileBadgeAPI", "RunwayExamples.ScreenLocalAPIs.UnreadCountAPI",
+                         "RunwayExamples.SecondHandListAPI"])
+        // Two more launches: each process has its own addresses, so a name that carried one
+        // would differ between them.
+        var launches: [[String]] = []
+        for _ in 0..<2 {
+            let (process, output) = try startNiced(["names"])
+            let text = await offThePool {
+                let data = output.readDataToEndOfFile()
+                process.waitUntilExit()
+                return String(decoding: data, as: UTF8.self)
+            }
+            #expect(process.terminationStatus == 0)
+            launches.append(text.split(separator: "\n").map(String.init))
+        }
+        #expect(launches[0] == launches[1])
+        #expect(Array(launches[0].prefix(3)) == here)
+        #expect(!launches.joined().contains { $0.contains("unknown context") })
+    }
+
+    @Test("two private API types that share a default name are refused, never given one cache entry")
+    func clashingPrivateNames() async throws {
+        try await withHarness { harness in
+            try harness.engine.register(
+                Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL]))
+            let mine = ClashingAPI()
+            let theirs = clashingAPIFromAnotherFile()
+            #expect(mine.name == "RunwayTests.ClashingAPI")
+            #expect(theirs.name == mine.name)
+            for api in [mine, theirs] as [any API] {
+                guard case .failure(.invalidRequest(let reason)) = await harness.engine.perform(api, params: [:]) else {
+                    Issue.record("\(api.path) was loaded under a name another type shares")
+                    continue
+                }
+                #expect(reason.contains("RunwayTests.ClashingAPI"))
+            }
+        }
+    }
+}

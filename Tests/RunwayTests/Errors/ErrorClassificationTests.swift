@@ -1,0 +1,395 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import RunwayDemoServer
+import RunwayServer
+import RunwayTestSupport
+import Testing
+
+@testable import Runway
+@testable import RunwayNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One row of a transport's translation: what its library raised, and the fact it names.
+struct ErrorMapping: Sendable, CustomTestStringConvertible {
+    let raised: @Sendable () -> any Error
+    let expected: TransportFault
+    let testDescription: String
+
+    init(_ name: String, _ raised: @escaping @Sendable () -> any Error, _ expected: TransportFault) {
+        self.raised = raised
+        self.expected = expected
+        testDescription = name
+    }
+}
+
+/// Names that must never reach an app's message.
+private let libraryNames = [
+    "HTTPClientError", "NIOSSL", "BoringSSL", "NIOConnectionError", "IOError", "ChannelError", "HTTPParserError",
+    "NIOTooManyBytes", "URLError", "NSURLErrorDomain", "AsyncHTTPClient", "NIOPosix", "NIOCore",
+]
+
+@Suite("Every transport error an app can meet is a RunwayError case")
+struct ErrorClassificationTests {
+    static let asyncHTTPClient: [ErrorMapping] = [
+        .init("cancelled", { HTTPClientError.cancelled }, .cancelled),
+        .init("requestStreamCancelled", { HTTPClientError.requestStreamCancelled }, .cancelled),
+        .init("CancellationError", { CancellationError() }, .cancelled),
+        .init("deadlineExceeded", { HTTPClientError.deadlineExceeded }, .timedOut),
+        .init("readTimeout", { HTTPClientError.readTimeout }, .timedOut),
+        .init("writeTimeout", { HTTPClientError.writeTimeout }, .timedOut),
+        .init("getConnectionFromPoolTimeout", { HTTPClientError.getConnectionFromPoolTimeout }, .timedOut),
+        .init("tlsHandshakeTimeout", { HTTPClientError.tlsHandshakeTimeout }, .timedOut),
+        .init("socksHandshakeTimeout", { HTTPClientError.socksHandshakeTimeout }, .timedOut),
+        .init("httpProxyHandshakeTimeout", { HTTPClientError.httpProxyHandshakeTimeout }, .timedOut),
+        .init("connectTimeout", { HTTPClientError.connectTimeout }, .unreachable),
+        .init("remoteConnectionClosed", { HTTPClientError.remoteConnectionClosed }, .connectionLost),
+        .init("uncleanShutdown", { HTTPClientError.uncleanShutdown }, .connectionLost),
+        .init("invalidURL", { HTTPClientError.invalidURL }, .unsendableURL),
+        .init("emptyHost", { HTTPClientError.emptyHost }, .unsendableURL),
+        .init("emptyScheme", { HTTPClientError.emptyScheme }, .unsendableURL),
+        .init("missingSocketPath", { HTTPClientError.missingSocketPath }, .unsendableURL),
+        .init(
+            "unsupportedScheme", { HTTPClientError.unsupportedScheme("ftp") },
+            .unsupportedScheme),
+        .init(
+            "traceRequestWithBody", { HTTPClientError.traceRequestWithBody },
+            .bodyNotAllowed),
+        .init(
+            "invalidHeaderFieldNames", { HTTPClientError.invalidHeaderFieldNames(["a b"]) },
+            .invalidHeaderField),
+        .init(
+            "invalidHeaderFieldValues", { HTTPClientError.invalidHeaderFieldValues(["\n"]) },
+            .invalidHeaderField),
+        .init(
+            "identityCodingIncorrectlyPresent", { HTTPClientError.identityCodingIncorrectlyPresent },
+            .framingConflict),
+        .init(
+            "contentLengthMissing", { HTTPClientError.contentLengthMissing },
+            .framingConflict),
+        .init(
+            "bodyLengthMismatch", { HTTPClientError.bodyLengthMismatch },
+            .bodyLengthMismatch),
+        .init(
+            "writeAfterRequestSent", { HTTPClientError.writeAfterRequestSent },
+            .bodyLengthMismatch),
+        .init("alreadyShutdown", { HTTPClientError.alreadyShutdown }, .shutDown),
+        .init(
+            "shutdownUnsupported", { HTTPClientError.shutdownUnsupported },
+            .shutDown),
+        .init(
+            "redirectLimitReached", { HTTPClientError.redirectLimitReached },
+            .followedRedirects),
+        .init(
+            "redirectCycleDetected", { HTTPClientError.redirectCycleDetected },
+            .followedRedirects),
+        .init(
+            "invalidProxyConfiguration", { HTTPClientError.invalidProxyConfiguration },
+            .misconfigured),
+        .init(
+            "invalidDNSOverridesConfiguration", { HTTPClientError.invalidDNSOverridesConfiguration },
+            .misconfigured),
+        .init(
+            "invalidHTTPVersionConfiguration", { HTTPClientError.invalidHTTPVersionConfiguration },
+            .misconfigured),
+        .init(
+            "invalidRedirectConfiguration", { HTTPClientError.invalidRedirectConfiguration },
+            .misconfigured),
+        .init(
+            "invalidLocalAddress", { HTTPClientError.invalidLocalAddress },
+            .misconfigured),
+        .init("invalidProxyResponse", { HTTPClientError.invalidProxyResponse }, .unreachable),
+        .init(
+            "proxyAuthenticationRequired", { HTTPClientError.proxyAuthenticationRequired },
+            .credentialsRequired(byProxy: true)),
+        .init(
+            "serverOfferedUnsupportedApplicationProtocol", { HTTPClientError.serverOfferedUnsupportedApplicationProtocol("spdy/3") },
+            .protocolNotNegotiated),
+        .init(
+            "internalStateFailure", { HTTPClientError.internalStateFailure() },
+            .internalFailure),
+        .init("NIOSSL uncleanShutdown", { NIOSSLError.uncleanShutdown }, .connectionLost),
+        .init(
+            "NIOSSL unableToValidateCertificate", { NIOSSLError.unableToValidateCertificate },
+            .certificateUnverifiable),
+        .init(
+            "NIOSSL failedToLoadCertificate", { NIOSSLError.failedToLoadCertificate },
+            .clientCertificateUnloadable),
+        .init(
+            "NIOSSL handshakeFailed", { NIOSSLError.handshakeFailed(.syscallError) },
+            .handshakeFailed(detail: nil)),
+        .init(
+            "NIOSSL failedToValidateHostname", { NIOSSLExtraError.failedToValidateHostname },
+            .certificateNameMismatch(host: nil)),
+        .init("NIOSSL readInInvalidTLSState", { NIOSSLError.readInInvalidTLSState }, .handshakeFailed(detail: nil)),
+        .init("HTTPParser invalidEOFState", { HTTPParserError.invalidEOFState }, .connectionLost),
+        .init(
+            "HTTPParser invalidStatus", { HTTPParserError.invalidStatus },
+            .malformedResponse(detail: "invalid HTTP status code")),
+        .init(
+            "NIOTooManyBytesError", { NIOTooManyBytesError(maxBytes: 32) },
+            .bodyTooLarge(limit: 32)),
+        .init("ECONNREFUSED", { IOError(errnoCode: ECONNREFUSED, reason: "connect") }, .connectionRefused),
+        .init("EHOSTUNREACH", { IOError(errnoCode: EHOSTUNREACH, reason: "connect") }, .unreachable),
+        .init("ENETUNREACH", { IOError(errnoCode: ENETUNREACH, reason: "connect") }, .unreachable),
+        .init("ECONNRESET", { IOError(errnoCode: ECONNRESET, reason: "read") }, .connectionLost),
+        .init("EPIPE", { IOError(errnoCode: EPIPE, reason: "write") }, .connectionLost),
+        .init("ETIMEDOUT", { IOError(errnoCode: ETIMEDOUT, reason: "connect") }, .timedOut),
+        .init("EMFILE", { IOError(errnoCode: EMFILE, reason: "socket") }, .other("errno \(EMFILE)")),
+        .init("ChannelError connectTimeout", { ChannelError.connectTimeout(.seconds(1)) }, .unreachable),
+        .init("ChannelError ioOnClosedChannel", { ChannelError.ioOnClosedChannel }, .connectionLost),
+        .init("ChannelError eof", { ChannelError.eof }, .connectionLost),
+        .init("ChannelError outputClosed", { ChannelError.outputClosed }, .connectionLost),
+        .init("ChannelError alreadyClosed", { ChannelError.alreadyClosed }, .connectionLost),
+    ]
+
+    static let urlSession: [ErrorMapping] = {
+        func url(_ code: URLError.Code) -> @Sendable () -> any Error {
+            { URLError(code, userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "http://api.example.com/x") as Any]) }
+        }
+        return [
+            .init("cancelled", url(.cancelled), .cancelled),
+            .init("timedOut", url(.timedOut), .timedOut),
+            .init("cannotConnectToHost", url(.cannotConnectToHost), .connectionRefused),
+            .init("cannotFindHost", url(.cannotFindHost), .hostNotFound),
+            .init("dnsLookupFailed", url(.dnsLookupFailed), .hostNotFound),
+            .init("notConnectedToInternet", url(.notConnectedToInternet), .unreachable),
+            .init("internationalRoamingOff", url(.internationalRoamingOff), .unreachable),
+            .init("dataNotAllowed", url(.dataNotAllowed), .unreachable),
+            .init("callIsActive", url(.callIsActive), .unreachable),
+            .init("networkConnectionLost", url(.networkConnectionLost), .connectionLost),
+            .init(
+                "serverCertificateUntrusted", url(.serverCertificateUntrusted),
+                .certificateUntrusted),
+            .init(
+                "serverCertificateHasUnknownRoot", url(.serverCertificateHasUnknownRoot),
+                .certificateUntrusted),
+            .init(
+                "serverCertificateHasBadDate", url(.serverCertificateHasBadDate),
+                .certificateOutOfDate),
+            .init(
+                "serverCertificateNotYetValid", url(.serverCertificateNotYetValid),
+                .certificateOutOfDate),
+            .init(
+                "clientCertificateRejected", url(.clientCertificateRejected),
+                .clientCertificateRefused),
+            .init(
+                "clientCertificateRequired", url(.clientCertificateRequired),
+                .clientCertificateRefused),
+            .init("secureConnectionFailed", url(.secureConnectionFailed), .handshakeFailed(detail: nil)),
+            .init(
+                "appTransportSecurityRequiresSecureConnection", url(.appTransportSecurityRequiresSecureConnection),
+                .insecureConnectionRefused(host: "api.example.com")),
+            .init(
+                "userAuthenticationRequired", url(.userAuthenticationRequired),
+                .credentialsRequired(byProxy: false)),
+            .init(
+                "userCancelledAuthentication", url(.userCancelledAuthentication),
+                .credentialsRequired(byProxy: false)),
+            .init(
+                "badServerResponse", url(.badServerResponse),
+                .malformedResponse(detail: nil)),
+            .init(
+                "cannotParseResponse", url(.cannotParseResponse),
+                .malformedResponse(detail: nil)),
+            .init(
+                "cannotDecodeContentData", url(.cannotDecodeContentData),
+                .undecodableBody),
+            .init(
+                "cannotDecodeRawData", url(.cannotDecodeRawData),
+                .undecodableBody),
+            .init(
+                "dataLengthExceedsMaximum", url(.dataLengthExceedsMaximum),
+                .bodyTooLarge(limit: nil)),
+            .init("zeroByteResource", url(.zeroByteResource), .emptyResponse),
+            .init("badURL", url(.badURL), .unsendableURL),
+            .init("unsupportedURL", url(.unsupportedURL), .unsendableURL),
+            .init(
+                "requestBodyStreamExhausted", url(.requestBodyStreamExhausted),
+                .bodyNotReplayable),
+            .init("fileDoesNotExist", url(.fileDoesNotExist), .uploadFileUnreadable),
+            .init("fileIsDirectory", url(.fileIsDirectory), .uploadFileUnreadable),
+            .init(
+                "noPermissionsToReadFile", url(.noPermissionsToReadFile),
+                .uploadFileUnreadable),
+            .init(
+                "httpTooManyRedirects", url(.httpTooManyRedirects),
+                .followedRedirects),
+            .init(
+                "redirectToNonExistentLocation", url(.redirectToNonExistentLocation),
+                .followedRedirects),
+            .init(
+                "cannotWriteToFile", url(.cannotWriteToFile),
+                .downloadNotWritable),
+            .init(
+                "cannotCreateFile", url(.cannotCreateFile),
+                .downloadNotWritable),
+            .init(
+                "downloadDecodingFailedMidStream", url(.downloadDecodingFailedMidStream),
+                .downloadNotWritable),
+            .init(
+                "backgroundSessionWasDisconnected", url(.backgroundSessionWasDisconnected),
+                .systemRefused(code: URLError.Code.backgroundSessionWasDisconnected.rawValue)),
+            .init(
+                "resourceUnavailable", url(.resourceUnavailable),
+                .systemRefused(code: URLError.Code.resourceUnavailable.rawValue)),
+            .init(
+                "unknown", url(.unknown), .other("code \(URLError.Code.unknown.rawValue)")),
+        ]
+    }()
+
+    #if canImport(FoundationNetworking)
+    /// What swift-corelibs-foundation reports as code -1 with libcurl's text (read off libcurl 7.88).
+    static let curlTexts: [ErrorMapping] = {
+        func curl(_ text: String) -> @Sendable () -> any Error {
+            { URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: text]) }
+        }
+        let untrusted = TransportFault.certificateUntrusted
+        return [
+            .init("partial file", curl("transfer closed with 989 bytes remaining to read"), .connectionLost),
+            .init("recv error", curl("Recv failure: Connection reset by peer"), .connectionLost),
+            .init("got nothing", curl("Empty reply from server"), .connectionLost),
+            .init("self-signed", curl("SSL certificate problem: self-signed certificate"), untrusted),
+            .init("unknown issuer", curl("SSL certificate problem: unable to get local issuer certificate"), untrusted),
+            .init("peer failed verification", curl("SSL peer certificate or SSH remote key was not OK"), untrusted),
+            .init(
+                "name mismatch", curl("SSL: no alternative certificate subject name matches target host name 'a.example'"),
+                .certificateNameMismatch(host: nil)),
+            .init(
+                "handshake", curl("OpenSSL SSL_connect: Connection reset by peer in connection to a.example:443"),
+                .handshakeFailed(detail: nil)),
+            .init(
+                "content coding", curl("Unrecognized content encoding type. libcurl understands deflate, gzip content encodings."),
+                .unofferedCoding(nil)),
+            .init("anything else", curl("Something curl says"), .other("code -1")),
+        ]
+    }()
+
+    @Test("libcurl's texts behind URLSession's code -1 on Linux", arguments: curlTexts)
+    func curlTextMapping(_ mapping: ErrorMapping) {
+        #expect(URLSessionErrors.fault(of: mapping.raised()) == mapping.expected)
+        #expect(URLSessionTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
+    }
+    #endif
+
+    @Test("AsyncHTTPClient and SwiftNIO errors name their fact", arguments: asyncHTTPClient)
+    func asyncHTTPClientMapping(_ mapping: ErrorMapping) {
+        #expect(AsyncHTTPClientErrors.fault(of: mapping.raised()) == mapping.expected)
+        #expect(AsyncHTTPClientTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
+    }
+
+    @Test("URLSession errors name their fact", arguments: urlSession)
+    func urlSessionMapping(_ mapping: ErrorMapping) {
+        #expect(URLSessionErrors.fault(of: mapping.raised()) == mapping.expected)
+        #expect(URLSessionTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
+    }
+
+    /// The same thing going wrong, as each library says it: both transports name one fact, so
+    /// the app meets one error whichever carried the load.
+    @Test("the same failure from either library is the same fact")
+    func sameFailureSameFact() {
+        let pairs: [(URLError.Code, any Error, TransportFault)] = [
+            (.cannotConnectToHost, IOError(errnoCode: ECONNREFUSED, reason: "connect"), .connectionRefused),
+            (.networkConnectionLost, IOError(errnoCode: ECONNRESET, reason: "read"), .connectionLost),
+            (.networkConnectionLost, HTTPClientError.remoteConnectionClosed, .connectionLost),
+            (.timedOut, HTTPClientError.readTimeout, .timedOut),
+            (.cancelled, HTTPClientError.cancelled, .cancelled),
+            (.notConnectedToInternet, IOError(errnoCode: ENETUNREACH, reason: "connect"), .unreachable),
+            (.badURL, HTTPClientError.invalidURL, .unsendableURL),
+            (.httpTooManyRedirects, HTTPClientError.redirectLimitReached, .followedRedirects),
+        ]
+        for (code, nioError, fact) in pairs {
+            let fromURLSession = URLSessionErrors.fault(of: URLError(code))
+            let fromNIO = AsyncHTTPClientErrors.fault(of: nioError)
+            #expect(fromURLSession == fact, "URLSession \(code.rawValue)")
+            #expect(fromNIO == fact, "\(nioError)")
+        }
+    }
+
+    /// Every fact of the one table, with a value where it carries one.
+    static let everyFact: [TransportFault] = [
+        .cancelled, .timedOut, .connectionRefused, .hostNotFound, .unreachable, .connectionLost,
+        .certificateUntrusted, .certificateOutOfDate, .certificateNameMismatch(host: "a.example"),
+        .certificateNameMismatch(host: nil), .certificateUnverifiable, .clientCertificateRefused,
+        .clientCertificateUnloadable, .handshakeFailed(detail: "CERTIFICATE_VERIFY_FAILED"), .handshakeFailed(detail: nil),
+        .protocolNotNegotiated, .pinMismatch(host: "a.example"), .pinScopeUnsupported(.anyCertificateInChain, host: "a.example"),
+        .insecureConnectionRefused(host: "a.example"), .malformedResponse(detail: "invalid HTTP status code"),
+        .malformedResponse(detail: nil), .notHTTP, .bodyTooLarge(limit: 32), .bodyTooLarge(limit: nil), .undecodableBody,
+        .unofferedCoding("br"), .unofferedCoding(nil), .emptyResponse, .followedRedirects,
+        .credentialsRequired(byProxy: true), .credentialsRequired(byProxy: false), .unsendableURL, .unsupportedScheme,
+        .invalidHeaderField, .framingConflict, .bodyLengthMismatch, .bodyNotReplayable, .uploadFileUnreadable,
+        .bodyNotAllowed, .misconfigured, .shutDown, .downloadNotWritable, .systemRefused(code: -2000),
+        .internalFailure, .other("errno 24"),
+    ]
+
+    @Test("the table says every fact in words that name no library", arguments: everyFact)
+    func tableWords(_ fact: TransportFault) {
+        Self.expectNoLibraryName(RunwayError(fact))
+    }
+
+    @Test("the table's chosen cases")
+    func tableCases() {
+        #expect(RunwayError(.connectionRefused) == .noNetwork(reason: .connectionRefused))
+        #expect(RunwayError(.hostNotFound) == .noNetwork(reason: .dnsFailure))
+        #expect(RunwayError(.timedOut) == .timeout)
+        #expect(RunwayError(.pinMismatch(host: "a.example")) == .pinningFailed(host: "a.example"))
+        #expect(RunwayError(.insecureConnectionRefused(host: "a.example")) == .insecureConnection(host: "a.example"))
+        #expect(RunwayError(.emptyResponse) == .noContent)
+        #expect(
+            RunwayError(.handshakeFailed(detail: "CERTIFICATE_VERIFY_FAILED"))
+                == .tlsFailure(reason: "the TLS handshake failed: certificate verify failed"))
+        #expect(RunwayError(.other("errno 24")) == .transport(description: "the connection failed (errno 24)"))
+        // A RunwayError a transport threw passes as it is; anything unnamed is named by the caller.
+        #expect(TransportFault.classify(RunwayError.noContent) { _ in .notHTTP } == .noContent)
+        #expect(TransportFault.classify(TransportFault.shutDown) { _ in .notHTTP } == RunwayError(.shutDown))
+        #expect(TransportFault.classify(CocoaError(.fileNoSuchFile)) { _ in .notHTTP } == RunwayError(.notHTTP))
+    }
+
+    @Test("BoringSSL's reason code is read out of its error's description")
+    func handshakeReason() {
+        let description = "sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED])"
+        #expect(AsyncHTTPClientErrors.reasonCode(description) == "CERTIFICATE_VERIFY_FAILED")
+        #expect(AsyncHTTPClientErrors.reasonCode("sslError([])") == nil)
+    }
+
+    /// The case, over a real connection: a load queued for the transport's one pooled
+    /// connection past AsyncHTTPClient's wait is a timeout in words, not `HTTPClientError`'s name.
+    /// (The wait is the subject, so it is short; the held request's deadline is not.)
+    @Test("a load that waits too long for a pooled connection is a timeout")
+    func poolWaitIsTimeout() async throws {
+        let server = try await DemoServer.start()
+        let transport = AsyncHTTPClientTransport(
+            connections: .init(maximumConnectionsPerHost: 1, connectTimeout: .milliseconds(200)))
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            func request(_ path: String) -> TransportRequest {
+                TransportRequest(
+                    head: HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: path),
+                    body: nil, timeout: .seconds(600), apiName: "PoolWait")
+            }
+            let held = Task { try await transport.send(request("/faults/hang")) }
+            await server.probe.wait(for: .holdStarted)
+            await #expect(throws: RunwayError.timeout) { try await transport.send(request("/echo/queued")) }
+            held.cancel()
+            _ = await held.result
+        }
+        #expect(AsyncHTTPClientTransport.Connections().connectTimeout >= .seconds(60), "above any API's usual timeout")
+    }
+
+    static func expectNoLibraryName(_ error: RunwayError) {
+        for language in ["en", "zh-Hans"] {
+            let message = error.localizedMessage(language: language)
+            for name in libraryNames {
+                #expect(!message.contains(name), "\(message)")
+            }
+        }
+    }
+}

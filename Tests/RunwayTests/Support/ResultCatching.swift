@@ -1,6 +1,0 @@
-extension Result where Failure == any Error {
-    /// The outcome of `body`, returned or thrown.
-    init(_ body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}
