@@ -1,7 +1,7 @@
 import Foundation
 import Runway
 
-/// One chapter of `runway demo`: an idea of the seed, shown with figures measured in the run.
+/// One chapter of `runway demo`: one idea of the network layer, shown with figures measured in the run.
 struct DemoChapter: Sendable {
     /// What `--chapter` selects it by.
     let name: String

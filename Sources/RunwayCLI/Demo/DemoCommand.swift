@@ -8,7 +8,7 @@ import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
 
-/// `runway demo`: the seed's network layer, chapter by chapter, over real HTTP, with figures
+/// `runway demo`: the network layer, chapter by chapter, over real HTTP, with figures
 /// measured in the run.
 ///
 /// It starts the demo server in this process (or uses one started with `runway serve`), plays

@@ -4,7 +4,7 @@ import Runway
 
 extension DemoChapter {
     /// Three candidate addresses for one host name: the one that answers is chosen, and the
-    /// request goes there with its Host field unchanged (seed 003: 選最快的 IP).
+    /// request goes there with its Host field unchanged (選最快的 IP).
     static let endpoints = DemoChapter("endpoints", "The fastest endpoint instead of DNS (seed 003: 選最快的 IP)", needsInProcessServer: true) { context, log in
         var probing = EndpointSelector.Probing()
         probing.probesAutomatically = false

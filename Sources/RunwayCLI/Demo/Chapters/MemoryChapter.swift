@@ -4,7 +4,7 @@ import RunwayTestSupport
 
 extension DemoChapter {
     /// Under memory pressure the memory tier is emptied and the disk tier stays, so the next
-    /// load costs a disk read, not a request (seed 000: purge caches under memory pressure).
+    /// load costs a disk read, not a request (purge caches under memory pressure).
     static let memory = DemoChapter("memory", "Memory pressure purges the memory tier (seed 000)") { context, log in
         var api = AdHocAPI("GalleryAPI", path: "/faults/cacheable")
         api.cachePolicy = .memoryAndDisk()

@@ -4,8 +4,8 @@ import Runway
 
 extension DemoChapter {
     /// 95 taps: whole batches of 30 now (90 events; in one upload when they arrive as a
-    /// backlog), the 5 left at the next launch; signed, gzip, stored once (seed 003: 打包上傳;
-    /// seed 001: bursty, not chatty).
+    /// backlog), the 5 left at the next launch; signed, gzip, stored once (打包上傳:
+    /// bursty, not chatty).
     static let operationLogs = DemoChapter("oplog", "Operation logs in batches of 30 (seed 003: 打包上傳)") { context, log in
         try context.engine.register(Service(id: "oplog", baseURLs: [.release: context.baseURL], credentials: .init(signer: context.signer)))
         let storedBefore = try await Self.collectedEvents(context.engine)

@@ -2,8 +2,8 @@ import Foundation
 import RunwayStorage
 
 extension DemoChapter {
-    /// What the demo wrote on the "device", where, and whether a backup would take it (seed 002:
-    /// each file in the right container directory with the right backup behaviour).
+    /// What the demo wrote on the "device", where, and whether a backup would take it:
+    /// each file in the right container directory with the right backup behaviour.
     static let storage = DemoChapter("storage", "Storage report (seed 002)") { context, log in
         await context.cache.waitForDiskWork()
         let report = await Self.report(of: context.container)

@@ -3,7 +3,7 @@ import RunwayTestSupport
 
 extension DemoChapter {
     /// A params validator and an interceptor stop a load before anything leaves the device;
-    /// the interceptors' hooks run in the seed's order around a load that goes ahead.
+    /// the interceptors' hooks run in the order of a call's steps around a load that goes ahead.
     static let validation = DemoChapter("validation", "Validators and interceptors (seed 003: 參數驗證、AOP)") { context, log in
         let hooks = HookRecorder()
         var api = AdHocAPI("SearchAPI", path: "/echo/search")
@@ -33,7 +33,7 @@ extension DemoChapter {
     }
 }
 
-/// Vetoes loads made as a guest: the seed's "should call" hook.
+/// Vetoes loads made as a guest: the "should call" hook.
 struct SignedInOnly: Interceptor {
     func shouldCall(_ call: CallInfo) -> CallDecision {
         call.params["guest"]?.boolValue == true ? .veto(reason: "sign in first") : .proceed

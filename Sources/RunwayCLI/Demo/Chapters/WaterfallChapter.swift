@@ -3,7 +3,7 @@ import Runway
 import RunwayTestSupport
 
 extension DemoChapter {
-    /// A screen opening: one burst of loads (seed 000: bursty, not chatty), drawn as a waterfall
+    /// A screen opening: one burst of loads (bursty, not chatty), drawn as a waterfall
     /// from the engine's recorder — one bar per load on one time axis, its phases shaded, cache
     /// hits and joined loads marked. `--json` carries every load of the demo, phases and all.
     static let waterfall = DemoChapter("waterfall", "A waterfall of what the network layer did") { context, log in
