@@ -187,7 +187,7 @@ extension DemoServer {
         "GET  /health  ·  GET /endpoints                     health, and the server list for endpoint selection",
         "GET  /metrics                                       Prometheus text format (runway serve)",
         "POST /oplog/batches  ·  GET /oplog/stats            the operation-log collector",
-        "POST /auth/token  ·  GET /auth/me                   token refresh and a bearer-protected profile",
+        "POST /auth/token  ·  GET /auth/me  ·  POST /auth/orders   token refresh, a bearer-protected profile and order",
         "POST|PUT /upload/raw  ·  POST /upload/multipart     streamed uploads, answered with size and SHA-256",
         "GET  /files/blob?size=&version=                     downloads with ETag and Range",
         "GET  /faults/flaky?key=&failures=&retry_after=      503 a number of times, then 200",

@@ -51,6 +51,9 @@ public final class Authentication: Sendable {
         jars.withLock { $0[ObjectIdentifier(jar)] = jar }
     }
 
+    /// The sign-in now: it changes with every ``reset()``.
+    public var epoch: SignInEpoch { box.epoch }
+
     /// The credential to send now, loading or refreshing it first if need be.
     func lease() async throws(RunwayError) -> CredentialLease { try await box.lease() }
 
@@ -69,11 +72,14 @@ struct CredentialLease: Sendable {
     /// Increases each time the credential changes, so a load can tell whether the credential its
     /// request was refused with is still the current one.
     let generation: Int
+    /// The sign-in the credential belongs to.
+    let epoch: SignInEpoch
     let apply: @Sendable (inout HTTPRequest) -> Void
 }
 
 private protocol AuthenticationBox: Sendable {
     func reset()
+    var epoch: SignInEpoch { get }
     func lease() async throws(RunwayError) -> CredentialLease
     func renew(after generation: Int) async throws(RunwayError) -> CredentialLease
     func isAuthenticationFailure(_ response: HTTPResponse) -> Bool
@@ -132,10 +138,12 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         authenticator.isAuthenticationFailure(response)
     }
 
+    var epoch: SignInEpoch { SignInEpoch(resets: state.withLock { $0.epoch }) }
+
     func lease() async throws(RunwayError) -> CredentialLease {
         try await acquire { state in
             if state.isLoaded, let credential = state.credential, !authenticator.requiresRefresh(credential) {
-                return .ready(.success(lease(credential, generation: state.generation)))
+                return .ready(.success(lease(credential, state: state)))
             }
             return .start(state.isLoaded ? .refresh(state.credential) : .load)
         }
@@ -145,7 +153,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         try await acquire { state in
             if state.generation > generation {
                 if state.isLoaded, let credential = state.credential {
-                    return .ready(.success(lease(credential, generation: state.generation)))
+                    return .ready(.success(lease(credential, state: state)))
                 }
                 if let failure = state.failure { return .ready(.failure(failure)) }
             }
@@ -252,7 +260,7 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
                 state.credential = credential
                 state.failure = nil
                 state.generation += 1
-                return .resolve(waiting, .success(lease(credential, generation: state.generation)))
+                return .resolve(waiting, .success(lease(credential, state: state)))
             case .failure(let error):
                 // Loads that met the expiry meanwhile share this failure; the next new load
                 // starts again from the stored credential.
@@ -273,9 +281,11 @@ private final class CredentialBox<A: Authenticator>: AuthenticationBox {
         }
     }
 
-    private func lease(_ credential: A.Credential, generation: Int) -> CredentialLease {
+    private func lease(_ credential: A.Credential, state: State) -> CredentialLease {
         let authenticator = self.authenticator
-        return CredentialLease(generation: generation) { request in authenticator.apply(credential, to: &request) }
+        return CredentialLease(generation: state.generation, epoch: SignInEpoch(resets: state.epoch)) { request in
+            authenticator.apply(credential, to: &request)
+        }
     }
 
     /// Waits for `waiter`; a cancelled load stops waiting at once.

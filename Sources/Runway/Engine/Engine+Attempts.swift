@@ -23,6 +23,9 @@ extension Engine {
         let loadDeadline = api.totalTimeout.map { clock.now + $0 }
         let authentication = api.authenticates ? service.credentials.authentication : nil
         var credential: CredentialLease?
+        /// The sign-in the load's request is made for: taken with its first credential, and
+        /// compared with the current one before the request is sent again.
+        var epoch: SignInEpoch?
         var state = RetryState()
         var bodyDigest: String?
         var seen = Attempts()
@@ -36,6 +39,9 @@ extension Engine {
             let trace = loadTrace?.child("attempt \(attempt)")
             trace?.set("runway.attempt", Int64(attempt))
             do throws(RunwayError) {
+                // Sent again (a retry, a renewal, a corrected clock, the handler's retry) only
+                // for the user it was made for.
+                if let epoch, let authentication, authentication.epoch != epoch { throw RunwayError.userChanged }
                 var attemptParams = params
                 let adapters = Self.adapters(of: api, service: service)
                 if !adapters.isEmpty {
@@ -45,7 +51,12 @@ extension Engine {
                 var built = try RequestBuilder.build(
                     api: api, service: service, base: registered.baseURL.get(), params: attemptParams, body: body)
                 try hooks.prepare?(&built)
-                if let authentication, credential == nil { credential = try await authentication.lease() }
+                if let authentication, credential == nil {
+                    let lease = try await authentication.lease()
+                    if let epoch, lease.epoch != epoch { throw RunwayError.userChanged }
+                    epoch = lease.epoch
+                    credential = lease
+                }
                 if cancellation?.isCancelled == true { throw RunwayError.cancelled }
                 // A body that streams from files is hashed once, for the signer, not per attempt.
                 if service.credentials.signer != nil, bodyDigest == nil, let content = built.body, content.data == nil {
@@ -53,7 +64,7 @@ extension Engine {
                 }
                 let exchanged = try await exchange(
                     built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline,
-                    credential: credential, bodyDigest: bodyDigest, hooks: hooks, cancellation: cancellation,
+                    credential: credential, epoch: epoch, bodyDigest: bodyDigest, hooks: hooks, cancellation: cancellation,
                     loadID: loadID, trace: trace, seen: &seen)
                 retryAfter = Landing.retryAfter(in: exchanged.response.head)
                 seen.retryAfter = retryAfter
@@ -71,6 +82,9 @@ extension Engine {
                 if !refusedForClock, let authentication, let used = credential, exchanged.carriedCredential,
                     authentication.isAuthenticationFailure(exchanged.response.head)
                 {
+                    // Refused with the credential of a user who has since signed out: the request
+                    // is theirs, and is not sent again with the next user's credential.
+                    guard authentication.epoch == used.epoch else { throw RunwayError.userChanged }
                     guard state.mayRenewCredential else {
                         throw RunwayError.unauthenticated(
                             reason: "the server refused the refreshed credential (HTTP \(exchanged.response.head.status.code))")
@@ -91,6 +105,7 @@ extension Engine {
                     } else {
                         credential = try await authentication.renew(after: used.generation)
                     }
+                    if credential?.epoch != used.epoch { throw RunwayError.userChanged }
                     state.recordRenewal()
                     trace?.set("runway.attempt.outcome", "credential refused")
                     trace?.end()
@@ -98,6 +113,11 @@ extension Engine {
                 }
                 outcome = land(exchanged.response, exchanged.request, attempt)
             } catch {
+                if error == .userChanged {
+                    trace?.fail(error)
+                    trace?.end()
+                    return (.failure(error), seen)
+                }
                 outcome = .failure(error)
             }
             if case .failure(let error) = outcome { trace?.fail(error) }

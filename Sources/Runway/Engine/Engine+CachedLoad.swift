@@ -49,6 +49,7 @@ extension Engine {
                 return landFromCache(hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
             }
             let generation = cache.currentGeneration
+            let signIn = service.credentials.authentication?.epoch
             let (result, attempts) = await runAttempts(
                 api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
             attemptsSeen.withLock { seen in
@@ -56,7 +57,8 @@ extension Engine {
                 seen = attempts
                 seen.joined = joined
             }
-            if case .success(let response) = result {
+            // An answer is kept only for the sign-in it was fetched in.
+            if case .success(let response) = result, signIn == service.credentials.authentication?.epoch {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)
             }
             return result

@@ -15,13 +15,20 @@ extension Engine {
     /// follows, each checked against the service's rules, given the credential and signed while
     /// it stays on the service's origin, and sent within `deadline` — to the next fastest address
     /// when the chosen one fails before anything was sent.
+    ///
+    /// - parameter epoch: The sign-in the request is made for: a hop is sent, and a cookie of
+    ///   an answer stored, only while it is still the current one.
     func exchange(
         _ built: PreparedRequest, api: some API, registered: RegisteredService, attempt: Int,
-        deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, bodyDigest: String? = nil,
+        deadline: ContinuousClock.Instant, credential: CredentialLease? = nil, epoch: SignInEpoch? = nil,
+        bodyDigest: String? = nil,
         hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, loadID: LoadID? = nil,
         trace: LoadTrace? = nil, seen: inout Attempts
     ) async throws(RunwayError) -> Exchanged {
         let service = registered.service
+        let authentication = service.credentials.authentication
+        // Loads that carry no credential still store the service's cookies: for the sign-in of now.
+        let signIn = epoch ?? authentication?.epoch
         var target = built
         var withCredentials = true
         var hops = 0
@@ -37,6 +44,12 @@ extension Engine {
             let hopTrace = trace?.child(request.head.method.rawValue, kind: .client)
             if let hopTrace, withCredentials || api.sendsTraceContextToOtherOrigins {
                 hopTrace.tracer.inject(hopTrace.parent.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
+            }
+            // A redirect hop is sent again only for the user the request was made for.
+            if hops > 0, withCredentials, let epoch, let authentication, authentication.epoch != epoch {
+                hopTrace?.fail(.userChanged)
+                hopTrace?.end()
+                throw .userChanged
             }
             if withCredentials {
                 do throws(RunwayError) {
@@ -108,8 +121,11 @@ extension Engine {
                 }
                 throw error
             }
-            // Cookies are kept from the service's own origin only.
-            if withCredentials, let jar = service.credentials.cookies, let url = request.head.url {
+            // Cookies are kept from the service's own origin only, and only for the sign-in the
+            // request was made in: a cookie set for a user who has since signed out is dropped.
+            if withCredentials, let jar = service.credentials.cookies, let url = request.head.url,
+                signIn == authentication?.epoch
+            {
                 jar.store(response.head, for: url)
             }
             seen.status = response.head.status.code

@@ -36,6 +36,7 @@ extension RunwayError {
         case .tlsFailure: return "error.tlsFailure"
         case .redirectRefused: return "error.redirectRefused"
         case .unauthenticated: return "error.unauthenticated"
+        case .userChanged: return "error.userChanged"
         case .transport: return "error.transport"
         case .service: return "error.service"
         }
@@ -54,7 +55,7 @@ extension RunwayError {
         case .tlsFailure(let reason), .unauthenticated(let reason): return reason
         case .redirectRefused(_, let reason): return reason
         case .service(let failure): return failure.message
-        case .noContent, .timeout, .noNetwork, .connectionLost, .cancelled: return ""
+        case .noContent, .timeout, .noNetwork, .connectionLost, .cancelled, .userChanged: return ""
         }
     }
 }

@@ -58,6 +58,10 @@ public enum RunwayError: Error, Sendable, Hashable {
     /// the server refused the credential the refresh had just produced. Every load waiting on
     /// that refresh receives this error.
     case unauthenticated(reason: String)
+    /// The user signed out or another signed in (``Authentication/reset()``) after the request
+    /// was made for the one before: it is not sent again, or its answer kept, under another
+    /// identity. A load the app still wants is started again by the app, for the new user.
+    case userChanged
     /// The TLS handshake failed: an untrusted or invalid certificate, or no common protocol.
     case tlsFailure(reason: String)
     /// The transport failed in a way none of the other cases describe.

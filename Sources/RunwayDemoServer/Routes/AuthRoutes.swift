@@ -12,6 +12,8 @@ import NIOConcurrencyHelpers
 /// - `GET /auth/me` — 200 for `Authorization: Bearer <the latest access token>`, 401 with a
 ///   `WWW-Authenticate: Bearer` challenge otherwise (before the first refresh every token is
 ///   expired).
+/// - `POST /auth/orders` — the same check; an order accepted answers whose token placed it
+///   (`{"placed_with": "<token>"}`), so a test sees which user a request was sent as.
 enum AuthRoutes {
     static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
         let current = NIOLockedValueBox<String?>(nil)
@@ -41,6 +43,19 @@ enum AuthRoutes {
             }
             probe.record("/auth/me")
             return JSONResponse.success(["user": "demo", "token": String(presented?.dropFirst("Bearer ".count) ?? "")])
+        }
+        router.post("/auth/orders") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 64 * 1024)
+            let presented = request.headers[.authorization]
+            let accepted = current.withLockedValue { token in token.map { "Bearer \($0)" } == presented }
+            guard accepted else {
+                probe.record("/auth/orders/refused")
+                var refused = JSONResponse.make(["error": "token_expired"], status: .unauthorized)
+                refused.headers[.wwwAuthenticate] = #"Bearer realm="runway-demo", error="invalid_token""#
+                return refused
+            }
+            probe.record("/auth/orders")
+            return JSONResponse.success(["placed_with": String(presented?.dropFirst("Bearer ".count) ?? "")])
         }
     }
 }

@@ -82,39 +82,6 @@ struct SignOutDuringRefreshTests {
             #expect(refreshes.value == 1)
         }
     }
-
-    @Test("a load sent before a reset and refused after it reads the stored credential, not refresh(nil)")
-    func renewAfterResetReadsTheStore() async throws {
-        try await withHarness { harness in
-            let engine = harness.engine
-            // B's token is the one the server issued last; the app still holds A's expired one.
-            let issued = try await engine.perform(TokenAPI(), params: ["refresh_token": "b"]).get()
-            let tokenB = try #require(issued.json?["access_token"]?.stringValue)
-            let keychain = TestBox<String?>("A-expired")
-            let refreshes = TestBox(0)
-            let (_, startedSink) = AsyncStream<Void>.makeStream()
-            let (release, releaseSink) = AsyncStream<Void>.makeStream()
-            releaseSink.finish()
-            let authentication = Authentication(
-                HeldRefreshAuthenticator(keychain: keychain, refreshes: refreshes, started: startedSink, release: release))
-            // The sign-in changes while the first request is on its way (after its credential
-            // was applied): the request still carries A's token and is refused.
-            let signer = SignInOnFirstRequest {
-                keychain.set(tokenB)
-                authentication.reset()
-            }
-            try engine.register(
-                Service(
-                    id: .test,
-                    environment: .develop,
-                    baseURLs: [.develop: harness.server.baseURL],
-                    credentials: .init(authentication: authentication, signer: signer)))
-            let result = try await engine.perform(AdHocAPI(path: "/auth/me")).get()
-            #expect(result.json?["data"]?["token"]?.stringValue == tokenB)
-            #expect(refreshes.value == 0, "nothing is refreshed: the store holds a good credential")
-            #expect(harness.probe.count("/auth/me/refused") == 1)
-        }
-    }
 }
 
 /// Runs `signIn` once, while the first request is signed.
