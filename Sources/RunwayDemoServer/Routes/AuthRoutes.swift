@@ -30,32 +30,40 @@ enum AuthRoutes {
             current.withLockedValue { $0 = token }
             return JSONResponse.make(["access_token": token])
         }
-        router.get("/auth/me") { request, _ -> Response in
+        /// The latest token the request presents, or the refusal it gets (recorded as `route/refused`).
+        let bearer: @Sendable (Request, String) -> Result<String, RefusedToken> = { request, route in
             let presented = request.headers[.authorization]
             let accepted = current.withLockedValue { token in token.map { "Bearer \($0)" } == presented }
-            guard accepted else {
-                probe.record("/auth/me/refused")
-                // The challenge every 401 carries (RFC 9110 §15.5.2; RFC 6750 §3 for bearer
-                // tokens): a client must land it as the 401 it is, never wait on it.
-                var refused = JSONResponse.make(["error": "token_expired"], status: .unauthorized)
-                refused.headers[.wwwAuthenticate] = #"Bearer realm="runway-demo", error="invalid_token""#
-                return refused
+            guard accepted, let presented else {
+                probe.record("\(route)/refused")
+                return .failure(RefusedToken())
             }
-            probe.record("/auth/me")
-            return JSONResponse.success(["user": "demo", "token": String(presented?.dropFirst("Bearer ".count) ?? "")])
+            probe.record(route)
+            return .success(String(presented.dropFirst("Bearer ".count)))
+        }
+        router.get("/auth/me") { request, _ -> Response in
+            switch bearer(request, "/auth/me") {
+            case .success(let token): JSONResponse.success(["user": "demo", "token": token])
+            case .failure(let refusal): refusal.response
+            }
         }
         router.post("/auth/orders") { request, _ -> Response in
             _ = try await request.body.collect(upTo: 64 * 1024)
-            let presented = request.headers[.authorization]
-            let accepted = current.withLockedValue { token in token.map { "Bearer \($0)" } == presented }
-            guard accepted else {
-                probe.record("/auth/orders/refused")
-                var refused = JSONResponse.make(["error": "token_expired"], status: .unauthorized)
-                refused.headers[.wwwAuthenticate] = #"Bearer realm="runway-demo", error="invalid_token""#
-                return refused
+            return switch bearer(request, "/auth/orders") {
+            case .success(let token): JSONResponse.success(["placed_with": token])
+            case .failure(let refusal): refusal.response
             }
-            probe.record("/auth/orders")
-            return JSONResponse.success(["placed_with": String(presented?.dropFirst("Bearer ".count) ?? "")])
         }
+    }
+}
+
+/// A bearer token that is not the latest one issued.
+struct RefusedToken: Error {
+    /// 401 with the challenge every 401 carries (RFC 9110 §15.5.2; RFC 6750 §3 for bearer
+    /// tokens): a client must land it as the 401 it is, never wait on it.
+    var response: Response {
+        var refused = JSONResponse.make(["error": "token_expired"], status: .unauthorized)
+        refused.headers[.wwwAuthenticate] = #"Bearer realm="runway-demo", error="invalid_token""#
+        return refused
     }
 }
