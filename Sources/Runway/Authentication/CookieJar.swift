@@ -20,8 +20,16 @@ import FoundationNetworking
 /// matching ones back to that origin only (a redirect to another origin carries none, as with
 /// every credential). A cookie is a credential: a service with a jar has its responses cached
 /// only under a ``CachePolicy/sensitiveComponent``, and ``Authentication/reset()`` of the
-/// service's authentication empties the jar — a logout leaves no session behind. The jar lives
-/// in memory only.
+/// service's authentication empties the jar — a logout leaves no session behind, and a cookie
+/// that answers a request of the user before is never stored. The jar lives in memory only, and
+/// is bounded (``Limits``): past its limits the oldest cookies go first.
+///
+/// What is stored follows RFC 6265bis §5.6: a `Secure` cookie (and a `__Secure-` or `__Host-`
+/// one) only from an HTTPS answer; a `__Host-` cookie only host-only at path `/`; a `Domain` only
+/// when the host is within it, never for an IP address other than the host itself, and never a
+/// single label (`com`). Without a public-suffix list a `Domain` such as `co.uk` set by
+/// `api.example.co.uk` is kept; it is sent back only to the service's own origin, the one host
+/// the engine sends the jar's cookies to.
 public final class CookieJar: Sendable {
     /// One stored cookie (RFC 6265 §5.3, without the public-suffix list: the engine stores only
     /// answers from the service's own origin).
@@ -36,15 +44,35 @@ public final class CookieJar: Sendable {
         var expires: Date?
     }
 
+    /// How much a jar keeps (RFC 6265 §6.1 asks for at least 50 cookies a domain and 4,096 bytes
+    /// a cookie).
+    public struct Limits: Sendable, Hashable {
+        /// The most cookies kept; past it the oldest goes. Default 300.
+        public var cookies: Int
+        /// The most cookies kept for one domain; past it that domain's oldest goes. Default 50.
+        public var cookiesPerDomain: Int
+        /// The largest cookie kept, name and value in bytes; a larger one is ignored. Default 4,096.
+        public var cookieBytes: Int
+
+        public init(cookies: Int = 300, cookiesPerDomain: Int = 50, cookieBytes: Int = 4096) {
+            self.cookies = cookies
+            self.cookiesPerDomain = cookiesPerDomain
+            self.cookieBytes = cookieBytes
+        }
+    }
+
+    /// The limits in force.
+    public let limits: Limits
     private let cookies = Locked<[Cookie]>([])
     private let now: @Sendable () -> Date
 
-    /// Creates an empty jar.
-    public convenience init() {
-        self.init(now: { Date() })
+    /// Creates an empty jar that keeps at most what `limits` allow.
+    public convenience init(limits: Limits = Limits()) {
+        self.init(limits: limits, now: { Date() })
     }
 
-    init(now: @escaping @Sendable () -> Date) {
+    init(limits: Limits = Limits(), now: @escaping @Sendable () -> Date) {
+        self.limits = limits
         self.now = now
     }
 
@@ -70,22 +98,48 @@ public final class CookieJar: Sendable {
             parsed += HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
         }
         let now = now()
+        let overHTTPS = url.scheme?.lowercased() == "https"
         cookies.withLock { jar in
             for cookie in parsed {
-                let declared = cookie.domain.lowercased()
-                let hostOnly = declared.isEmpty || declared == host
-                let domain = hostOnly ? host : String(declared.drop { $0 == "." })
-                // A cookie for a domain the host is not within is refused (RFC 6265 §5.3 step 6).
-                guard hostOnly || host == domain || host.hasSuffix("." + domain) else { continue }
-                let path = cookie.path.hasPrefix("/") ? cookie.path : Self.defaultPath(of: url)
-                let entry = Cookie(
-                    name: cookie.name, value: cookie.value, domain: domain, hostOnly: hostOnly, path: path,
-                    secure: cookie.isSecure, expires: cookie.expiresDate)
+                guard let entry = Self.entry(for: cookie, host: host, url: url, overHTTPS: overHTTPS, limits: limits) else {
+                    continue
+                }
                 jar.removeAll { $0.name == entry.name && $0.domain == entry.domain && $0.path == entry.path }
                 if let expires = entry.expires, expires <= now { continue }
                 jar.append(entry)
+                // The oldest go first: of the cookie's domain past its share, then of the jar.
+                let ofDomain = jar.indices.filter { jar[$0].domain == entry.domain }
+                if ofDomain.count > max(limits.cookiesPerDomain, 1), let oldest = ofDomain.first { jar.remove(at: oldest) }
+                if jar.count > max(limits.cookies, 1) { jar.removeFirst(jar.count - max(limits.cookies, 1)) }
             }
         }
+    }
+
+    /// What `cookie`, set by an answer from `host`, is kept as — or `nil` when RFC 6265bis §5.6
+    /// says to ignore it.
+    static func entry(for cookie: HTTPCookie, host: String, url: URL, overHTTPS: Bool, limits: Limits) -> Cookie? {
+        guard cookie.name.utf8.count + cookie.value.utf8.count <= limits.cookieBytes else { return nil }
+        // Secure cookies, and the names that promise them, come only from secure origins.
+        let name = cookie.name.lowercased()
+        guard overHTTPS || !(cookie.isSecure || name.hasPrefix("__secure-") || name.hasPrefix("__host-")) else { return nil }
+        if name.hasPrefix("__secure-") || name.hasPrefix("__host-") { guard cookie.isSecure else { return nil } }
+        let declared = String(cookie.domain.lowercased().drop { $0 == "." })
+        let hostOnly = declared.isEmpty || declared == host
+        let domain = hostOnly ? host : declared
+        if !hostOnly {
+            // A domain the host is not within, a single label, or any domain for an IP address.
+            guard host.hasSuffix("." + domain), domain.contains("."), !Self.isIPAddress(host) else { return nil }
+        }
+        let path = cookie.path.hasPrefix("/") ? cookie.path : Self.defaultPath(of: url)
+        if name.hasPrefix("__host-") { guard hostOnly, path == "/" else { return nil } }
+        return Cookie(
+            name: cookie.name, value: cookie.value, domain: domain, hostOnly: hostOnly, path: path,
+            secure: cookie.isSecure, expires: cookie.expiresDate)
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        host.contains(":") || host.split(separator: ".").allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
     }
 
     /// The `Cookie` field for a request to `url`, or `nil` when no cookie matches.
