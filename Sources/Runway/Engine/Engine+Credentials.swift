@@ -4,20 +4,21 @@ extension Engine {
     /// Adapts, credentials, gives the cookies to and signs a request to the service's own origin:
     /// adapters first, then the credential, so that the signature covers both.
     ///
-    /// - returns: The header fields the credential set, redacted from what app code sees.
+    /// - returns: The header fields and query params the credential set, redacted from what app
+    ///   code sees and from every record.
     func applyCredentials(
         to request: inout PreparedRequest, api: some API, service: Service, adapters: [any RequestAdapter],
         credential: CredentialLease?, bodyDigest: String?, attempt: Int, hop: Int
-    ) async throws(RunwayError) -> Set<HTTPField.Name> {
+    ) async throws(RunwayError) -> CredentialRedaction.Marks {
         if !adapters.isEmpty {
             try await adapters.adapt(
                 &request.head, context: AdaptingContext(apiName: api.name, service: service.id, attempt: attempt, hop: hop))
         }
-        var credentialNames = Set<HTTPField.Name>()
+        var marks = CredentialRedaction.Marks()
         if let credential {
-            let before = request.head.headerFields
+            let before = request.head
             credential.apply(&request.head)
-            credentialNames = CredentialRedaction.changedNames(from: before, to: request.head.headerFields)
+            marks = CredentialRedaction.changes(from: before, to: request.head)
         }
         if let jar = service.credentials.cookies, let url = request.head.url, let cookie = jar.field(for: url) {
             request.head.headerFields[.cookie] = cookie
@@ -36,7 +37,7 @@ extension Engine {
                 throw RunwayError.invalidRequest(reason: "signing failed: \(type(of: error))")
             }
         }
-        return credentialNames
+        return marks
     }
 
     /// The service's adapters, then the API's.

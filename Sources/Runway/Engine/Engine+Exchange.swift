@@ -35,7 +35,7 @@ extension Engine {
         /// Addresses given up on within this attempt, each for a failure before anything was sent.
         var failovers = 0
         /// The fields the authenticator set: redacted, with the usual ones, from what app code sees.
-        var credentialNames = Set<HTTPField.Name>()
+        var credentialNames = CredentialRedaction.Marks()
         let adapters = Self.adapters(of: api, service: service)
         while true {
             var request = target
@@ -74,7 +74,7 @@ extension Engine {
                 hopTrace?.end()
                 throw .noNetwork(reason: .unreachable)
             }
-            seen.request = request.head
+            seen.request = CredentialRedaction.redacting(request.head, also: credentialNames)
             let address = connectAddress(for: request.head, service: service)
             seen.address = address
             let response: TransportResponse

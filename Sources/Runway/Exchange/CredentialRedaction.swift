@@ -1,10 +1,20 @@
+import Foundation
 import HTTPTypes
 
-/// Takes the credentials out of a request before app code sees it (``RawResponse/request``,
-/// delegates, interceptors, anything an app dumps or logs): the field stays, so the request is
-/// still named and readable, but its value is ``placeholder``.
+/// The one rule for taking credentials out of a request or an answer before anything shows or
+/// writes it: ``RawResponse/request``, delegates and interceptors, the log line, HAR records.
+///
+/// - Header fields that carry who asks (``alwaysRedacted``) and those an ``Authenticator`` set,
+///   under whatever names it chose: the field stays, its value reads ``placeholder``.
+/// - Query params whose names say token, sign, password, secret, key, auth or session
+///   (``isSensitive(name:)``), and those an authenticator set: the name stays, the value goes.
+/// - In bodies kept for a record (JSON objects, forms): the values of members with such names —
+///   a refresh token, a password, an access token in a token endpoint's answer.
+///
+/// Spans are stricter still: every query value of a URL in a span attribute is redacted
+/// (OpenTelemetry's convention).
 enum CredentialRedaction {
-    /// What a redacted field's value reads.
+    /// What a redacted value reads.
     static let placeholder = "<redacted>"
 
     /// Fields that carry who is asking whatever set them: credentials, cookies, the request's
@@ -13,26 +23,119 @@ enum CredentialRedaction {
         [.authorization, .proxyAuthorization, .cookie, RequestSignature.Field.signature]
             + ["X-Amz-Security-Token"].compactMap { HTTPField.Name($0) })
 
-    /// `request` with every field in ``alwaysRedacted`` or in `names` (those an
-    /// ``Authenticator`` set) redacted.
-    static func redacting(_ request: HTTPRequest, also names: Set<HTTPField.Name>) -> HTTPRequest {
-        // Most requests carry nothing to redact: they are handed on as they are, uncopied.
-        guard request.headerFields.contains(where: { alwaysRedacted.contains($0.name) || names.contains($0.name) }) else {
-            return request
-        }
+    /// What an authenticator wrote into a request: the header fields and query params whose
+    /// values it changed.
+    struct Marks: Sendable, Equatable {
+        var fields: Set<HTTPField.Name> = []
+        var queryNames: Set<String> = []
+    }
+
+    /// Name parts that mark a param as secret: `access_token`, `sign`, `api-key`, `password`, ….
+    static let sensitiveNameParts: Set<String> = [
+        "token", "sign", "signature", "password", "passwd", "secret", "key", "auth", "session", "sid",
+    ]
+
+    /// Whether a param or member named `name` holds a secret.
+    static func isSensitive(name: String) -> Bool {
+        name.lowercased().split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == "." })
+            .contains { sensitiveNameParts.contains(String($0)) }
+    }
+
+    /// `request` with its secrets redacted: the fields in ``alwaysRedacted`` or `marks`, and the
+    /// values of sensitive or marked query params.
+    static func redacting(_ request: HTTPRequest, also marks: Marks = Marks()) -> HTTPRequest {
         var redacted = request
+        if request.headerFields.contains(where: { alwaysRedacted.contains($0.name) || marks.fields.contains($0.name) }) {
+            var fields = HTTPFields()
+            for field in request.headerFields {
+                let secret = alwaysRedacted.contains(field.name) || marks.fields.contains(field.name)
+                fields.append(secret ? HTTPField(name: field.name, value: placeholder) : field)
+            }
+            redacted.headerFields = fields
+        }
+        if let path = request.path, path.contains("?") {
+            redacted.path = redactingQuery(inPath: path, also: marks.queryNames)
+        }
+        return redacted
+    }
+
+    /// `response` with the values of the fields that hand out credentials redacted
+    /// (`Set-Cookie`, `Authentication-Info`).
+    static func redacting(_ response: HTTPResponse) -> HTTPResponse {
+        let secret: Set<HTTPField.Name> = [.setCookie, .authenticationInfo]
+        guard response.headerFields.contains(where: { secret.contains($0.name) }) else { return response }
+        var redacted = response
         var fields = HTTPFields()
-        for field in request.headerFields {
-            let secret = alwaysRedacted.contains(field.name) || names.contains(field.name)
-            fields.append(secret ? HTTPField(name: field.name, value: placeholder) : field)
+        for field in response.headerFields {
+            fields.append(secret.contains(field.name) ? HTTPField(name: field.name, value: placeholder) : field)
         }
         redacted.headerFields = fields
         return redacted
     }
 
-    /// The fields whose values differ between `before` and `after`: what an authenticator's
-    /// `apply` set, under whatever names it chose.
-    static func changedNames(from before: HTTPFields, to after: HTTPFields) -> Set<HTTPField.Name> {
-        Set(after.map(\.name).filter { before[values: $0] != after[values: $0] })
+    /// `path` with the values of sensitive query params, and of those named in `names`, replaced
+    /// by ``placeholder``.
+    static func redactingQuery(inPath path: String, also names: Set<String> = []) -> String {
+        guard let mark = path.firstIndex(of: "?") else { return path }
+        let query = path[path.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = parts.first.map(String.init), parts.count == 2,
+                isSensitive(name: name) || names.contains(name) || names.contains(name.removingPercentEncoding ?? name)
+            else { return String(pair) }
+            return "\(name)=\(placeholder)"
+        }
+        return path[..<mark] + "?" + query.joined(separator: "&")
+    }
+
+    /// What an authenticator's `apply` wrote: the fields whose values differ between `before`
+    /// and `after`, and the query params whose values do.
+    static func changes(from before: HTTPRequest, to after: HTTPRequest) -> Marks {
+        let fields = Set(after.headerFields.map(\.name).filter { before.headerFields[values: $0] != after.headerFields[values: $0] })
+        guard before.path != after.path else { return Marks(fields: fields) }
+        let old = queryPairs(before.path), new = queryPairs(after.path)
+        let names = Set(new.filter { pair in !old.contains { $0 == pair } }.map(\.name))
+        return Marks(fields: fields, queryNames: names)
+    }
+
+    private static func queryPairs(_ path: String?) -> [(name: String, value: String)] {
+        guard let path, let mark = path.firstIndex(of: "?") else { return [] }
+        return path[path.index(after: mark)...].split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(parts.first ?? ""), parts.count == 2 ? String(parts[1]) : "")
+        }
+    }
+
+    /// `body` with the values of sensitive members redacted, when it is a JSON document or a
+    /// form (by `contentType`, or by its first byte); any other body as it is.
+    static func redactingBody(_ body: Data, contentType: String?) -> Data {
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("application/x-www-form-urlencoded") {
+            let text = String(decoding: body, as: UTF8.self)
+            return Data(redactingQuery(inPath: "?" + text).dropFirst().utf8)
+        }
+        guard type.contains("json") || body.first == UInt8(ascii: "{") || body.first == UInt8(ascii: "[") else { return body }
+        guard let parsed = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else { return body }
+        var changed = false
+        let redacted = redactingMembers(parsed, changed: &changed)
+        guard changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed])
+        else { return body }
+        return data
+    }
+
+    private static func redactingMembers(_ value: Any, changed: inout Bool) -> Any {
+        if let object = value as? [String: Any] {
+            var result: [String: Any] = [:]
+            for (name, member) in object {
+                if isSensitive(name: name), !(member is [String: Any]), !(member is [Any]) {
+                    result[name] = placeholder
+                    changed = true
+                } else {
+                    result[name] = redactingMembers(member, changed: &changed)
+                }
+            }
+            return result
+        }
+        if let array = value as? [Any] { return array.map { redactingMembers($0, changed: &changed) } }
+        return value
     }
 }

@@ -6,20 +6,28 @@ extension Engine {
     /// fields redacted.
     func record(
         _ request: PreparedRequest, response: Result<TransportResponse, RunwayError>, sentAt: ContinuousClock.Instant,
-        attempt: Int, hop: Int, api: some API, loadID: LoadID?, redacting credentialNames: Set<HTTPField.Name>
+        attempt: Int, hop: Int, api: some API, loadID: LoadID?, redacting credentialNames: CredentialRedaction.Marks
     ) {
         guard let recorder else { return }
         let (startedAt, offset) = recorder.stamp(sentAt)
         let answer = try? response.get()
         var timings = answer?.timings ?? PhaseTimings()
         if answer == nil { timings[.firstByte] = ContinuousClock.now - sentAt }
-        let requestBody = request.body?.data
+        // Bodies and heads are kept as the one redaction rule leaves them: a refresh token in a
+        // form, an access token in a token endpoint's answer and a session cookie are not.
+        let requestBody = request.body?.data.map {
+            CredentialRedaction.redactingBody($0, contentType: request.head.headerFields[.contentType])
+        }
+        let responseBody = answer.map {
+            CredentialRedaction.redactingBody($0.body, contentType: $0.head.headerFields[.contentType])
+        }
         recorder.record(
             ExchangeRecord(
                 loadID: loadID ?? LoadID(rawValue: 0), apiName: api.name, attempt: attempt, hop: hop, startedAt: startedAt,
                 offset: offset, request: CredentialRedaction.redacting(request.head, also: credentialNames),
                 requestBody: requestBody.map(recorder.kept), requestBodySize: request.body?.length ?? 0,
-                response: answer?.head, responseBody: answer.map { recorder.kept($0.body) } ?? Data(),
+                response: answer.map { CredentialRedaction.redacting($0.head) },
+                responseBody: responseBody.map(recorder.kept) ?? Data(),
                 responseBodySize: answer?.body.count ?? 0, httpVersion: answer?.httpVersion, timings: timings,
                 error: Self.error(of: response)))
     }

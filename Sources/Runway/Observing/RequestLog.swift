@@ -4,27 +4,12 @@ import Logging
 /// The one log line a request gets when its load ends.
 ///
 /// Header fields (where authorization, cookies and signatures travel) are never written, and
-/// query values whose names say token, sign, password, secret or key are redacted.
+/// query values are redacted by ``CredentialRedaction``'s rule.
 struct RequestLog {
-    /// Name parts that mark a query param as secret: `access_token`, `sign`, `api-key`, ….
-    static let sensitiveNameParts: Set<String> = [
-        "token", "sign", "signature", "password", "passwd", "secret", "key", "auth", "session", "sid",
-    ]
-
-    static func isSensitive(name: String) -> Bool {
-        name.lowercased().split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == "." })
-            .contains { sensitiveNameParts.contains(String($0)) }
-    }
-
-    /// The path with the values of sensitive query params replaced by `<redacted>`.
+    /// The path with the values of sensitive query params replaced by `<redacted>`
+    /// (``CredentialRedaction``'s rule).
     static func redactedPath(_ path: String) -> String {
-        guard let mark = path.firstIndex(of: "?") else { return path }
-        let query = path[path.index(after: mark)...].split(separator: "&").map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard let name = parts.first, isSensitive(name: String(name)) else { return String(pair) }
-            return "\(name)=<redacted>"
-        }
-        return path[..<mark] + "?" + query.joined(separator: "&")
+        CredentialRedaction.redactingQuery(inPath: path)
     }
 
     static func write(
