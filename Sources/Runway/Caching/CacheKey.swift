@@ -12,9 +12,11 @@ public import HTTPTypes
 /// declares as not affecting the response (timestamps, nonces) are left out.
 ///
 /// A request that carries `Authorization` or `Cookie` (in the service's common header fields or
-/// the API's own, applied by the service's ``Authentication``, or from its ``CookieJar``) has no
-/// key unless the API's policy names a ``CachePolicy/sensitiveComponent``: whose answer it is cannot be
-/// told from the key, so it is never cached.
+/// the API's own, applied by the service's ``Authentication``, from its ``CookieJar``, or by a
+/// ``RequestAdapter`` that may write credentials) has no key unless the API's policy names a
+/// ``CachePolicy/sensitiveComponent``: whose answer it is cannot be told from the key, so it is
+/// never cached. With one, the key also holds the service's sign-in (``SignInEpoch``): after a
+/// ``Authentication/reset()`` the answers of the sign-in before are not found.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Lowercase hex SHA-256 of ``canonical``.
     public let hash: String
@@ -27,6 +29,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         fields.append(contentsOf: api.headers)
         let carriesCredential = fields[.authorization] != nil || fields[.cookie] != nil
             || (service.credentials.authentication != nil && api.authenticates) || service.credentials.cookies != nil
+            || Engine.adapters(of: api, service: service).contains { $0.writesCredentials }
         let policy = api.cachePolicy
         if policy.sensitiveComponent == nil, carriesCredential { return nil }
         var kept = service.commonParams
@@ -40,7 +43,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         let parts = [
             "runway-cache-2", service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name,
             api.method.rawValue, api.path, paramsText, "v\(policy.version)", policy.sensitiveComponent ?? "",
-            varyingText,
+            varyingText, carriesCredential ? (service.credentials.authentication?.epoch.description ?? "") : "",
         ]
         // Lengths first, so no choice of values can make two different keys share a text.
         canonical = parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

@@ -12,11 +12,15 @@ public import HTTPTypes
 /// signer**, so a signature covers what they add. Each starts from the request as built, so
 /// nothing an adapter did to one attempt carries over to the next.
 ///
-/// The response cache is looked up before adapters run: what they add is not part of a cache
-/// key (name a header that changes the answer in ``CachePolicy/varyingHeaderFields``).
+/// The response cache is looked up before adapters run, so what they add cannot be part of a
+/// cache key. An adapter may write who is asking (an `Authorization` for the app's current user),
+/// so unless it says it does not (``writesCredentials`` `false`), an API it adapts is cached only
+/// under a ``CachePolicy/sensitiveComponent`` — one user's answer is never served to the next.
+/// A header it adds that changes the answer belongs in ``CachePolicy/varyingHeaderFields``.
 ///
 /// ```swift
 /// struct TraceID: RequestAdapter {
+///     var writesCredentials: Bool { false }
 ///     func adapt(_ request: inout HTTPRequest, context: AdaptingContext) async throws {
 ///         request.headerFields[HTTPField.Name("X-Trace-Id")!] = UUID().uuidString
 ///     }
@@ -32,9 +36,15 @@ public protocol RequestAdapter: Sendable {
     /// Changes one request — the first of an attempt or a same-origin redirect hop — before its
     /// credential and signature are added. Default: leaves it.
     func adapt(_ request: inout HTTPRequest, context: AdaptingContext) async throws
+    /// Whether the adapter may write who is asking: a credential, a cookie, a user or session
+    /// id. Such a request's answer is cached only under the policy's
+    /// ``CachePolicy/sensitiveComponent``. Default `true`: an adapter that only adds a trace id
+    /// or a device's language says `false`, and its APIs cache as usual.
+    var writesCredentials: Bool { get }
 }
 
 extension RequestAdapter {
+    public var writesCredentials: Bool { true }
     public func adaptParams(_ params: inout Parameters, context: AdaptingContext) async throws {}
     public func adapt(_ request: inout HTTPRequest, context: AdaptingContext) async throws {}
 }
