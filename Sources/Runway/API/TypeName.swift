@@ -9,7 +9,9 @@
 /// context (the mangled name holds the same address), so the anonymous contexts are left out:
 /// `Module.ProfileAPI`. Two types that then read the same (two `private` `ProfileAPI`s in two
 /// files of one module) are told apart by ``ambiguousName(of:)``, and the engine refuses to load
-/// either under that name rather than let them share cache entries.
+/// either under that name rather than let them share cache entries. Across launches no such
+/// check is possible — launch 1 may use one of them, launch 2 the other — so an API of such a
+/// type keeps its answers in memory only unless it names itself (``dependsOnLaunch(_:)``).
 ///
 /// (`String(reflecting:)` also builds its text afresh on every call, and the engine asks for an
 /// API's ``API/name`` several times per load.)
@@ -47,6 +49,16 @@ enum TypeName {
     static func ambiguousName(of type: Any.Type) -> String? {
         let name = of(type)
         return table.withLock { $0.shared.contains(name) } ? name : nil
+    }
+
+    /// Whether `api` goes by the default name of a `private` or function-local type: a name
+    /// another such type may read the same in another launch, where the in-process check cannot
+    /// see it. Its disk-cache entries could be read by that other type, so the engine keeps its
+    /// answers in memory only.
+    static func dependsOnLaunch(_ api: some API) -> Bool {
+        let type = type(of: api)
+        let name = of(type)
+        return name != String(reflecting: type) && api.name == name
     }
 
     /// `reflected` without its `(unknown context at $…).` components.

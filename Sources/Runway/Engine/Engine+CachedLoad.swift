@@ -12,7 +12,13 @@ extension Engine {
         land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let service = registered.service
-        let policy = api.cachePolicy
+        // A private or local type's default name may be another type's in another launch: its
+        // answers stay in this process.
+        let policy = {
+            var policy = api.cachePolicy
+            if policy.tiers == .memoryAndDisk, TypeName.dependsOnLaunch(api) { policy.tiers = .memory }
+            return policy
+        }()
         let lookup: Duration?
         if ignoringCache {
             lookup = nil

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayExamples
+import RunwayStorage
 import RunwayTestSupport
 import Testing
 
@@ -98,6 +99,54 @@ struct APIIdentityTests {
                     continue
                 }
                 #expect(reason.contains("RunwayTests.ClashingAPI"))
+            }
+        }
+    }
+}
+
+/// A `private` API cached on disk under its default name, and one that names itself.
+private struct LaunchBoundAPI: API {
+    var service: ServiceID { .test }
+    var path: String { "/faults/cacheable" }
+    var method: HTTPRequest.Method { .get }
+    var cachePolicy: CachePolicy { .memoryAndDisk(memoryLifetime: .seconds(3600), diskLifetime: .seconds(3600)) }
+}
+
+private struct SelfNamedAPI: API {
+    var name: String { "Profile.SelfNamed" }
+    var service: ServiceID { .test }
+    var path: String { "/faults/cacheable" }
+    var method: HTTPRequest.Method { .get }
+    var cachePolicy: CachePolicy { .memoryAndDisk(memoryLifetime: .seconds(3600), diskLifetime: .seconds(3600)) }
+}
+
+@Suite("A private API's default name and the disk cache across launches")
+struct LaunchBoundNameTests {
+    @Test(
+        "a private type under its default name keeps its answers in memory only; one that names itself finds them after a relaunch",
+        arguments: TransportKind.allCases)
+    func diskOnlyUnderOwnName(_ kind: TransportKind) async throws {
+        let root = try CacheRoot()
+        try await withServer(kind) { transport, server in
+            func launch() throws -> (Engine, ResponseCache) {
+                let cache = try ResponseCache(container: Container(root: root.url))
+                let engine = Engine(transport: transport, cache: cache)
+                try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+                return (engine, cache)
+            }
+            let key = UUID().uuidString
+            let (first, firstCache) = try launch()
+            _ = try await first.perform(LaunchBoundAPI(), params: ["key": .string(key)]).get()
+            _ = try await first.perform(SelfNamedAPI(), params: ["key": .string(key + "-named")]).get()
+            await firstCache.waitForDiskWork()
+            // The next launch: a new cache over the same files.
+            let (second, _) = try launch()
+            let unnamed = try await second.perform(LaunchBoundAPI(), params: ["key": .string(key)]).get()
+            let named = try await second.perform(SelfNamedAPI(), params: ["key": .string(key + "-named")]).get()
+            #expect(unnamed.origin == .network, "another launch's private type of the same name could have written it")
+            guard case .cache(.disk, _, _) = named.origin else {
+                Issue.record("the self-named API's answer should come from the disk tier, got \(named.origin)")
+                return
             }
         }
     }
