@@ -31,6 +31,7 @@ let testDependencies: [Target.Dependency] = [
     .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
     .product(name: "OTel", package: "swift-otel"),
     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "PropertyBased", package: "swift-property-based"),
 ]
 
 let package = Package(
@@ -67,6 +68,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // OTLP over HTTP only: `runway serve` exports its spans to a collector; no gRPC stack.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // Property tests (random sequences of loads and sign-ins), in the tests only.
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         // `swift package generate-documentation` (a command plugin: nothing of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],

@@ -90,7 +90,7 @@ enum FaultRoutes {
                 }
                 return response
             }
-            return JSONResponse.success(["attempt": attempt])
+            return JSONResponse.success(["attempt": attempt, "authorization": request.headers[.authorization] ?? ""])
         }
         router.get("/faults/flaky", use: flaky)
         router.post("/faults/flaky", use: flaky)
