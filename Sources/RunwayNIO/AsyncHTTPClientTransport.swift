@@ -210,8 +210,7 @@ public final class AsyncHTTPClientTransport: Transport {
                     BodyChunks(body: content, progress: request.uploadProgress), length: .known(content.length))
             }
         }
-        let timeout = TimeAmount.nanoseconds(
-            request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000)
+        let timeout = Self.nanoseconds(request.timeout)
         try request.refuseUncheckablePins(checking: pinScopes)
         do {
             let client = try self.client(
@@ -235,6 +234,16 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch {
             throw Self.classify(error)
         }
+    }
+
+    /// `duration` as a `TimeAmount`, clamped to what one can hold (an API may ask for a timeout
+    /// of years; the engine's own deadline clamps the same way).
+    static func nanoseconds(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return .nanoseconds(0) }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return .nanoseconds(overflow || overflowAgain ? .max : sum)
     }
 
     static func head(of response: HTTPClientResponse) -> HTTPResponse {

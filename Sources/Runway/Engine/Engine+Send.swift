@@ -33,7 +33,7 @@ extension Engine {
         if let sink = hooks.sink {
             (collector, target) = (nil, sink)
         } else {
-            let gathering = BodyCollector(limit: api.maximumResponseSize)
+            let gathering = BodyCollector(limit: api.maximumResponseSize, answersHead: prepared.head.method == .head)
             (collector, target) = (gathering, gathering)
         }
         let decoding = DecodingSink(target: target, transportDecodes: transportDecodesContent)

@@ -20,11 +20,15 @@ package final class BodyCollector: ResponseSink {
     }
 
     private let limit: Int
+    /// Whether the request was a `HEAD`, whose answer has no body whatever its `Content-Length`.
+    private let answersHead: Bool
     private let state = Locked(State())
 
-    /// Creates a collector that refuses bodies of more than `limit` bytes.
-    package init(limit: Int = .max) {
+    /// Creates a collector that refuses bodies of more than `limit` bytes (for a `HEAD` request,
+    /// `answersHead`: its `Content-Length` tells the size of a body that does not follow).
+    package init(limit: Int = .max, answersHead: Bool = false) {
         self.limit = limit
+        self.answersHead = answersHead
     }
 
     /// The body gathered so far (the last response's: each head starts it again).
@@ -43,7 +47,10 @@ package final class BodyCollector: ResponseSink {
     }
 
     package func begin(_ head: HTTPResponse) throws {
-        if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
+        // No body follows a HEAD, a 1xx, a 204 or a 304 (RFC 9110 §6.4.1): their Content-Length
+        // describes another answer.
+        let bodyless = answersHead || head.status.code < 200 || head.status.code == 204 || head.status.code == 304
+        if !bodyless, let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
             throw tooLarge
         }
         let foreignCoding = ContentCoding.notUndone(in: head.headerFields).first

@@ -123,8 +123,7 @@ public struct AWSSignatureV4Signer: RequestSigner, CustomStringConvertible, Cust
         else { return false }
         let local = now()
         guard abs(serverTime.timeIntervalSince(offset.adjusted(local))) > Self.skewThreshold else { return false }
-        offset.learn(serverTime: serverTime, localTime: local)
-        return true
+        return offset.learn(serverTime: serverTime, localTime: local)
     }
 
     /// S3's `<ServerTime>2026-11-25T08:00:00Z</ServerTime>` in an error body.

@@ -14,10 +14,19 @@ final class ClockOffset: Sendable {
     /// `clock`'s time, corrected by the offset.
     func adjusted(_ clock: Date) -> Date { clock.addingTimeInterval(value) }
 
+    /// The largest offset learnt: a week. A device clock a day off is already far from anything
+    /// a user sets by hand (and is corrected); a server's time a week or more away is a broken or
+    /// hostile answer.
+    static let limit: TimeInterval = 7 * 86_400
+
     /// Learns the offset from the server's time and this device's time when the answer came.
-    func learn(serverTime: Date, localTime: Date) {
+    ///
+    /// - returns: Whether it was learnt: an offset beyond ``limit`` (or not a number) is refused,
+    ///   and the offset stays as it was.
+    func learn(serverTime: Date, localTime: Date) -> Bool {
         let offset = serverTime.timeIntervalSince(localTime)
-        guard offset.isFinite else { return }
+        guard offset.isFinite, abs(offset) <= Self.limit else { return false }
         seconds.withLock { $0 = offset }
+        return true
     }
 }

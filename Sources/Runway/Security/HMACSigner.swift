@@ -66,7 +66,9 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
         guard let scheme = request.scheme, let authority = request.authority else {
             throw RequestSignature.FormatError(reason: "the request has no scheme or authority")
         }
-        let timestamp = Int64(offset.adjusted(now()).timeIntervalSince1970.rounded(.down))
+        guard let timestamp = Int64(exactly: offset.adjusted(now()).timeIntervalSince1970.rounded(.down)) else {
+            throw RequestSignature.FormatError(reason: "the clock reads a time no timestamp can hold")
+        }
         let nonce = makeNonce()
         let bodyHash = context.bodySHA256 ?? RequestSignature.sha256Hex(body)
         let signed = signedHeaderFields.map { name -> (name: String, value: String?) in
@@ -90,8 +92,8 @@ public struct HMACSigner: RequestSigner, CustomStringConvertible, CustomDebugStr
     /// window.
     public func correctsClock(after response: HTTPResponse, body: Data) -> Bool {
         guard let serverTime = RequestSignature.serverTime(ifClockSkewed: response) else { return false }
-        offset.learn(serverTime: serverTime, localTime: now())
-        return true
+        // A server time a week or more away is not learnt: the refusal lands as the 401 it is.
+        return offset.learn(serverTime: serverTime, localTime: now())
     }
 
     /// Names the key id only.

@@ -27,7 +27,7 @@ extension RequestSignature {
         }
         guard let challenge else { return nil }
         if let text = challenge.parameters["server_time"], let seconds = Int64(text) {
-            return Date(timeIntervalSince1970: TimeInterval(seconds))
+            return Date(timeIntervalSince1970: TimeInterval(seconds))  // any Int64 is a finite Double
         }
         return response.headerFields[.date].flatMap(HTTPDate.parse)
     }

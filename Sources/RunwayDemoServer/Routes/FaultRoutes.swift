@@ -23,6 +23,9 @@ import RunwayServer
 ///   never offered).
 /// - `GET /faults/challenge?scheme=` — 401 with `WWW-Authenticate: {scheme} realm="runway"`.
 /// - `GET /faults/set-cookie` — 200 with `Set-Cookie: session=abc; Path=/`.
+/// - `HEAD /faults/large-head` — 200 with `Content-Length: 41943040` and, as for every HEAD, no body.
+/// - `GET /faults/skewed?server_time=` — a verifier's 401 for a skewed clock, naming that
+///   server time (any text a hostile server may send).
 /// - `GET /faults/aws-time` — answers as S3 does for the time of a SigV4 request: 403 with
 ///   `RequestTimeTooSkewed` and `<ServerTime>` when `X-Amz-Date` is more than 15 minutes from the
 ///   server's clock, else 200 with the date it got. (The signature itself is not checked.)
@@ -166,6 +169,17 @@ enum FaultRoutes {
                 return JSONResponse.raw(Data(error.utf8), status: .forbidden, contentType: "application/xml")
             }
             return JSONResponse.success(["amzDate": sent])
+        }
+        router.head("/faults/large-head") { _, _ -> Response in
+            probe.record("/faults/large-head")
+            return Response(status: .ok, headers: [.contentLength: "41943040", .contentType: "application/octet-stream"])
+        }
+        router.get("/faults/skewed") { request, _ -> Response in
+            probe.record("/faults/skewed")
+            let time = request.uri.queryParameters["server_time"].map(String.init) ?? "0"
+            var refused = JSONResponse.make(["code": 401, "reason": "stale_timestamp"], status: .unauthorized)
+            refused.headers[.wwwAuthenticate] = #"RUNWAY-HMAC-SHA256 error="request_time_skewed", server_time=""# + time + #"""#
+            return refused
         }
         router.get("/faults/set-cookie") { _, _ -> Response in
             probe.record("/faults/set-cookie")
