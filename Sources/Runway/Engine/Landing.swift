@@ -58,10 +58,14 @@ enum Landing {
     }
 
     /// The wait a `Retry-After` field asks for, when it is a number of seconds.
-    static func retryAfter(in head: HTTPResponse) -> Duration? {
-        guard let text = head.headerFields[.retryAfter], let seconds = Int(text.trimmingCharacters(in: .whitespaces)),
-            seconds >= 0
-        else { return nil }
-        return .seconds(seconds)
+    /// The wait an answer's `Retry-After` asks for: a number of seconds, or an HTTP date
+    /// (RFC 9110 §10.2.3), counted from `now`; a date in the past is no wait.
+    static func retryAfter(in head: HTTPResponse, now: Date = Date()) -> Duration? {
+        guard let text = head.headerFields[.retryAfter]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(text) { return seconds >= 0 ? .seconds(seconds) : nil }
+        guard let date = HTTPDate.parse(text) else { return nil }
+        let wait = date.timeIntervalSince(now)
+        // Far beyond any policy's cap anyway: the cap applies, without a conversion that could trap.
+        return .seconds(min(max(wait, 0), 365 * 86_400))
     }
 }

@@ -45,7 +45,8 @@ public struct RetryPolicy: Sendable, Hashable {
     public static let never = RetryPolicy(maximumRetries: 0)
 
     /// Whether the attempt numbered `attempt` (1 for the first), which failed with `error`,
-    /// is followed by another.
+    /// is followed by another. A 429 is not: how long to hold off is the caller's to decide (an
+    /// operation log keeps its `Retry-After` across launches).
     func shouldRetry(after error: RunwayError, method: HTTPRequest.Method, attempt: Int) -> Bool {
         guard attempt <= maximumRetries, error.isTransient else { return false }
         return retriesNonIdempotentMethods || method.isIdempotent

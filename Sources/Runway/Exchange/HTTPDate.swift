@@ -1,23 +1,43 @@
 import Foundation
 
-/// The HTTP date of RFC 9110 §5.6.7 in its one form a sender may use, IMF-fixdate
-/// (`Sun, 06 Nov 1994 08:49:37 GMT`): what a `Date` field says about a server's clock.
+/// The HTTP date of RFC 9110 §5.6.7: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the one
+/// form a sender may use, and the two obsolete forms a recipient must also accept — RFC 850
+/// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
 ///
 /// Parsed by hand, so no shared formatter is touched from many threads and no locale applies.
 enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// The instant `text` names, or `nil` when it is not an IMF-fixdate.
+    /// The instant `text` names, or `nil` when it is none of the three forms.
     static func parse(_ text: String) -> Date? {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: " ")
-        guard parts.count == 6, parts[0].count == 4, parts[0].hasSuffix(","), parts[5] == "GMT",
-            let day = Int(parts[1]), parts[1].count == 2, (1...31).contains(day),
-            let monthIndex = months.firstIndex(of: String(parts[2])),
-            let year = Int(parts[3]), parts[3].count == 4
-        else { return nil }
-        let clock = parts[4].split(separator: ":")
-        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+        if parts.count == 6, parts[0].count == 4, parts[0].hasSuffix(","), parts[5] == "GMT", parts[1].count == 2,
+            let day = Int(parts[1]), let year = Int(parts[3]), parts[3].count == 4
+        {
+            return instant(year: year, month: String(parts[2]), day: day, clock: parts[4])
+        }
+        if parts.count == 4, parts[0].hasSuffix(","), parts[3] == "GMT" {
+            // RFC 850: a two-digit year is within 50 years of now, in practice 19xx or 20xx.
+            let date = parts[1].split(separator: "-")
+            guard date.count == 3, date[0].count == 2, date[2].count == 2, let day = Int(date[0]), let short = Int(date[2])
+            else { return nil }
+            return instant(year: short < 70 ? 2000 + short : 1900 + short, month: String(date[1]), day: day, clock: parts[2])
+        }
+        if parts.count == 5, parts[0].count == 3, let day = Int(parts[2]), (1...2).contains(parts[2].count),
+            let year = Int(parts[4]), parts[4].count == 4
+        {
+            return instant(year: year, month: String(parts[1]), day: day, clock: parts[3])
+        }
+        return nil
+    }
+
+    private static func instant(year: Int, month: String, day: Int, clock: Substring) -> Date? {
+        guard let monthIndex = months.firstIndex(of: month), (1...31).contains(day), (1...9999).contains(year) else {
+            return nil
+        }
+        let fields = clock.split(separator: ":")
+        guard fields.count == 3, fields.allSatisfy({ $0.count == 2 }),
+            let hour = Int(fields[0]), let minute = Int(fields[1]), let second = Int(fields[2]),
             (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         let days = daysSinceEpoch(year: year, month: monthIndex + 1, day: day)

@@ -192,7 +192,7 @@ struct ChallengeReadingTests {
         #expect(RequestSignature.serverTime(ifClockSkewed: head) == nil, "another scheme's error")
     }
 
-    @Test("IMF-fixdate dates parse to the instant Foundation's formatter wrote; other forms do not")
+    @Test("IMF-fixdate dates parse to the instant Foundation's formatter wrote; malformed ones do not")
     func httpDates() {
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
         var random = SplitMix64(seed: 2026)
@@ -200,8 +200,6 @@ struct ChallengeReadingTests {
             let date = Date(timeIntervalSince1970: TimeInterval(random.next() % 8_000_000_000))
             #expect(HTTPDate.parse(imfFixdate(date)) == date)
         }
-        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
-        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == nil)
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 25:49:37 GMT") == nil)
         #expect(HTTPDate.parse("Sun, 06 Foo 1994 08:49:37 GMT") == nil)
         #expect(HTTPDate.parse("") == nil)

@@ -136,8 +136,8 @@ enum MigrationSnippets {
             var service: ServiceID { .houses }
             var path: String { "/faults/flaky" }
             var method: HTTPRequest.Method { .get }
-            // 503s, 429s, lost connections and timeouts are retried, idempotent methods only,
-            // with jittered backoff that honours Retry-After.
+            // 503s, lost connections and timeouts are retried (a 429 is delivered, with its wait),
+            // idempotent methods only, with jittered backoff that honours Retry-After.
             var retryPolicy: RetryPolicy { RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(200)) }
         }
         let quote = try await APIManager(QuoteAPI(), engine: engine).load(with: ["key": "quote", "failures": 2])

@@ -45,4 +45,30 @@ struct HostileAnswerTests {
             #expect(response.body.isEmpty)
         }
     }
+
+    @Test("Retry-After as an HTTP date is a wait until then", arguments: TransportKind.allCases)
+    func retryAfterDate(_ kind: TransportKind) async throws {
+        let waits = TestBox<[Duration]>([])
+        try await withHarness(kind, sleep: { wait in waits.mutate { $0.append(wait) } }) { harness in
+            var api = AdHocAPI(path: "/faults/flaky")
+            api.retryPolicy = RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1), jitter: 0)
+            let when = imfFixdate(Date().addingTimeInterval(20))
+            _ = try await harness.engine.perform(
+                api, params: ["key": .string(UUID().uuidString), "failures": 1, "retry_after": .string(when)]
+            ).get()
+            let wait = try #require(waits.value.first)
+            #expect(wait > .seconds(10) && wait <= .seconds(20), "\(wait)")
+        }
+    }
+
+    @Test("an HTTP date reads the same in its three forms; anything else is none")
+    func httpDateForms() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        for junk in ["", "yesterday", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun Nov 6 08:49 1994", "Sun, 31 Foo 1994 08:49:37 GMT"] {
+            #expect(HTTPDate.parse(junk) == nil, "\(junk)")
+        }
+    }
 }
