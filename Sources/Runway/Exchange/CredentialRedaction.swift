@@ -105,10 +105,17 @@ enum CredentialRedaction {
         }
     }
 
+    /// The largest JSON or form body redacted member by member; a larger one is kept as nothing
+    /// rather than parsed whole for a record (or kept cut, with its secrets).
+    static let largestRedactedBody = 1 << 20
+
     /// `body` with the values of sensitive members redacted, when it is a JSON document or a
     /// form (by `contentType`, or by its first byte); any other body as it is.
     static func redactingBody(_ body: Data, contentType: String?) -> Data {
         let type = contentType?.lowercased() ?? ""
+        let structured = type.contains("application/x-www-form-urlencoded") || type.contains("json")
+            || body.first == UInt8(ascii: "{") || body.first == UInt8(ascii: "[")
+        if structured, body.count > largestRedactedBody { return Data() }
         if type.contains("application/x-www-form-urlencoded") {
             let text = String(decoding: body, as: UTF8.self)
             return Data(redactingQuery(inPath: "?" + text).dropFirst().utf8)
