@@ -127,6 +127,7 @@ public final class DemoServer: Sendable {
                 return JSONResponse.make(["addresses": endpointList])
             }
             FaultRoutes.add(to: router, probe: probe)
+            EdgeRoutes.add(to: router, probe: probe)
             AuthRoutes.add(to: router, probe: probe)
             TransferRoutes.add(to: router, probe: probe)
         }

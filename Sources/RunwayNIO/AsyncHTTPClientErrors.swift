@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import NIOCore
+import NIOHPACK
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Runway
@@ -28,13 +30,22 @@ enum AsyncHTTPClientErrors {
         case let error as NIOTooManyBytesError: return .bodyTooLarge(limit: error.maxBytes)
         case let error as NIOConnectionError:
             return fault(connectionFailures: error.connectionErrors.map(\.error), dnsFailed: error.dnsAError != nil)
-        case let error as IOError: return fault(errno: error.errnoCode)
+        case let error as IOError: return fault(io: error)
         case let error as ChannelError: return fault(channel: error)
+        case let error as NIOHTTP2Errors.StreamError: return fault(of: error.baseError)
+        case is NIOHTTP2Errors.StreamClosed, is NIOHTTP2Errors.IOOnClosedConnection, is NIOHTTP2Errors.NoSuchStream:
+            // The server reset the stream (RST_STREAM, whatever its code) or closed the
+            // connection under it: the same event as a TCP reset over HTTP/1.1.
+            return .connectionLost
+        case is NIOHTTP2Errors.ContentLengthViolated, is NIOHTTP2Errors.ContentLengthHeadersMismatch,
+            is NIOHTTP2Errors.ContentLengthHeaderNegative, is NIOHTTP2Errors.ContentLengthHeaderMalformedValue:
+            return .malformedResponse(detail: "the body's length differs from its Content-Length")
+        case is any NIOHTTP2Error: return .malformedResponse(detail: "the HTTP/2 framing is broken")
+        case is any NIOHPACKError: return .malformedResponse(detail: "the HTTP/2 header block cannot be decoded")
         default:
-            let description = String(describing: error)
-            if description.contains("connectionRefused") { return .connectionRefused }
+            if String(describing: error).contains("connectionRefused") { return .connectionRefused }
             // Not AsyncHTTPClient's or SwiftNIO's: an app's own client or handler raised it.
-            return .other(description)
+            return TransportFault.unrecognised(error)
         }
     }
 
@@ -109,9 +120,20 @@ enum AsyncHTTPClientErrors {
     static func fault(connectionFailures: [any Error], dnsFailed: Bool) -> TransportFault {
         if connectionFailures.isEmpty { return .hostNotFound }
         for failure in connectionFailures {
+            // Every attempt here is a connect: nothing was sent.
             if let failure = failure as? IOError { return fault(errno: failure.errnoCode) }
         }
         return dnsFailed ? .hostNotFound : .unreachable
+    }
+
+    /// A system call's failure: connecting (nothing was sent), or on a connection already made.
+    /// A route or interface that goes away under a connection is a lost connection, not an
+    /// unreachable host: part of the request may have left, so it is not re-sent elsewhere.
+    static func fault(io error: IOError) -> TransportFault {
+        let fact = fault(errno: error.errnoCode)
+        // SwiftNIO's description starts with the call that failed: `connect(descriptor:addr:size:)`.
+        guard fact == .unreachable, !error.description.hasPrefix("connect") else { return fact }
+        return .connectionLost
     }
 
     static func fault(errno code: CInt) -> TransportFault {

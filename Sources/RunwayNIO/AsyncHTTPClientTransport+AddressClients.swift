@@ -14,63 +14,118 @@ extension AsyncHTTPClientTransport {
         var pins: PublicKeyPins?
     }
 
-    /// The client for a request to `host` that connects to `address` (or resolves the host) and
-    /// checks `pins`; the shared client when it does neither. A made client keeps the transport's
-    /// settings; `dnsOverride` maps the host to the address, so the `Host` field, SNI and
-    /// certificate validation stay on the host name.
-    func client(for host: String, connectingTo address: String?, pins: PublicKeyPins?) throws -> HTTPClient {
-        guard address != nil || pins != nil else { return client }
-        // The host matters only to an address override; pins name their host themselves.
-        let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
-        if address != nil { touch(key) }
-        return try madeClients.withLockedValue { clients in
-            if let client = clients[key] { return client }
-            guard !isShutDown.withLockedValue({ $0 }) else {
-                throw TransportFault.shutDown
-            }
-            var clientConfiguration = Self.clientConfiguration(connections)
-            let nameCheck = address.map { _ in HostNameCheck(host: host) }
-            let pinCheck = pins.map(PinCheck.init)
-            // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
-            // usual chain validation, and fails the connection (and so the request) if they fail.
-            let verify: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
-                let named = nameCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
-                return named.flatMap { pinCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
-            }
-            clientConfiguration.http1_1ConnectionDebugInitializer = verify
-            clientConfiguration.http2ConnectionDebugInitializer = verify
-            if let address {
-                clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
-            }
-            let client = HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
-            clients[key] = client
-            if address != nil {
-                for evicted in evictAddressClients(beyond: max(connections.maximumAddressClients, 1)) {
-                    clients.removeValue(forKey: evicted)?.shutdown { _ in }
-                }
+    /// The clients made on demand, and which of them requests are running on: an evicted
+    /// client is shut down only once its last request has ended, so eviction never cancels a
+    /// load in flight.
+    struct MadeClients {
+        var clients: [ClientKey: HTTPClient] = [:]
+        /// The keys of the address clients, least recently used first.
+        var order: [ClientKey] = []
+        /// Requests running on each client.
+        var inFlight: [ObjectIdentifier: Int] = [:]
+        /// Evicted clients that still carry requests, shut down when the last one ends.
+        var retiring: [ObjectIdentifier: HTTPClient] = [:]
+
+        /// Every client made and not yet shut down.
+        var all: [HTTPClient] { Array(clients.values) + Array(retiring.values) }
+
+        /// One more request on `client`.
+        mutating func take(_ client: HTTPClient) {
+            inFlight[ObjectIdentifier(client), default: 0] += 1
+        }
+
+        /// One request fewer on `client`; the client when it was evicted and this was its last.
+        mutating func give(_ client: HTTPClient) -> HTTPClient? {
+            let id = ObjectIdentifier(client)
+            let left = (inFlight[id] ?? 1) - 1
+            inFlight[id] = left > 0 ? left : nil
+            return left > 0 ? nil : retiring.removeValue(forKey: id)
+        }
+
+        /// Removes `key`'s client; the client when no request runs on it, to be shut down now.
+        mutating func evict(_ key: ClientKey) -> HTTPClient? {
+            guard let client = clients.removeValue(forKey: key) else { return nil }
+            let id = ObjectIdentifier(client)
+            guard inFlight[id] == nil else {
+                retiring[id] = client
+                return nil
             }
             return client
         }
     }
 
-    /// Moves `key` to the most recently used end of the address clients' order.
-    private func touch(_ key: ClientKey) {
-        addressClientOrder.withLockedValue { order in
-            order.removeAll { $0 == key }
-            order.append(key)
-        }
+    /// A request's use of a client, given back when the request ends.
+    struct ClientLease {
+        let client: HTTPClient
+        /// Whether the client is one the transport made (and so counts its requests).
+        let counted: Bool
     }
 
-    /// The least recently used address clients past `limit`, removed from the order.
-    private func evictAddressClients(beyond limit: Int) -> [ClientKey] {
-        addressClientOrder.withLockedValue { order in
-            guard order.count > limit else { return [] }
-            let evicted = Array(order.prefix(order.count - limit))
-            order.removeFirst(order.count - limit)
-            return evicted
+    /// The client for a request to `host` that connects to `address` (or resolves the host) and
+    /// checks `pins`; the shared client when it does neither. A made client keeps the transport's
+    /// settings; `dnsOverride` maps the host to the address, so the `Host` field, SNI and
+    /// certificate validation stay on the host name. Give the lease back with ``release(_:)``.
+    func lease(for host: String, connectingTo address: String?, pins: PublicKeyPins?) throws -> ClientLease {
+        guard address != nil || pins != nil else { return ClientLease(client: client, counted: false) }
+        // The host matters only to an address override; pins name their host themselves.
+        let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
+        let (leased, idle) = try madeClients.withLockedValue { made -> (HTTPClient, [HTTPClient]) in
+            if address != nil {
+                made.order.removeAll { $0 == key }
+                made.order.append(key)
+            }
+            if let client = made.clients[key] {
+                made.take(client)
+                return (client, [])
+            }
+            guard !isShutDown.withLockedValue({ $0 }) else {
+                throw TransportFault.shutDown
+            }
+            let client = makeClient(for: host, connectingTo: address, pins: pins)
+            made.clients[key] = client
+            made.take(client)
+            var idle: [HTTPClient] = []
+            let limit = max(connections.maximumAddressClients, 1)
+            if address != nil, made.order.count > limit {
+                let evicted = made.order.prefix(made.order.count - limit)
+                made.order.removeFirst(evicted.count)
+                idle = evicted.compactMap { made.evict($0) }
+            }
+            return (client, idle)
         }
+        for client in idle { client.shutdown { _ in } }
+        return ClientLease(client: leased, counted: true)
     }
 
-    /// How many clients for chosen addresses the transport keeps now.
-    var addressClientCount: Int { madeClients.withLockedValue { $0.keys.filter { $0.address != nil }.count } }
+    /// Ends a request's use of its client: an evicted client whose last request this was is
+    /// shut down now.
+    func release(_ lease: ClientLease) {
+        guard lease.counted else { return }
+        madeClients.withLockedValue { $0.give(lease.client) }?.shutdown { _ in }
+    }
+
+    private func makeClient(for host: String, connectingTo address: String?, pins: PublicKeyPins?) -> HTTPClient {
+        var clientConfiguration = Self.clientConfiguration(connections)
+        let nameCheck = address.map { _ in HostNameCheck(host: host) }
+        let pinCheck = pins.map(PinCheck.init)
+        // AsyncHTTPClient runs these once per new connection, after the TLS handshake and the
+        // usual chain validation, and fails the connection (and so the request) if they fail.
+        let verify: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+            let named = nameCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
+            return named.flatMap { pinCheck?.verify(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
+        }
+        clientConfiguration.http1_1ConnectionDebugInitializer = verify
+        clientConfiguration.http2ConnectionDebugInitializer = verify
+        if let address {
+            clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
+        }
+        return HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
+    }
+
+    /// How many clients for chosen addresses the transport keeps now (evicted ones still
+    /// finishing their requests not counted).
+    var addressClientCount: Int { madeClients.withLockedValue { $0.clients.keys.filter { $0.address != nil }.count } }
+
+    /// How many evicted clients wait for their last request to end.
+    var retiringClientCount: Int { madeClients.withLockedValue { $0.retiring.count } }
 }

@@ -17,8 +17,9 @@ public import Runway
 /// host; it hands bodies on as they came off the wire, and the engine undoes their content
 /// coding. Cancelling the calling task cancels the request, which closes its connection: the
 /// engine's deadline over the whole exchange, head and body, and a load's cancellation end it
-/// that way (AsyncHTTPClient's own deadline stops at the head, so it is only a backstop, as is
-/// the read timeout, ``Connections/readTimeout``, for a peer that stalls). It never follows
+/// that way: the API's timeout is the only deadline (AsyncHTTPClient's own deadline, the same
+/// instant, stops at the head; it sets no read timeout unless ``Connections/readTimeout`` asks
+/// for one). It never follows
 /// redirects: a 3xx comes back as a response, and the `Engine` decides about the next hop. It
 /// lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
 ///
@@ -41,8 +42,11 @@ public final class AsyncHTTPClientTransport: Transport {
         /// Trust and identity settings for TLS; `nil` uses the system's trust roots.
         public var tlsConfiguration: TLSConfiguration?
         /// The longest silence allowed between two reads of a response, whatever the request's
-        /// own timeout: the backstop for a peer that stops sending. Default 30 seconds.
-        public var readTimeout: TimeAmount
+        /// own timeout. Default `nil`, none: the API's timeout bounds the whole exchange, and a
+        /// transport timer that fired first would end an API allowed 120 seconds after 30
+        /// (AsyncHTTPClient's read timeout also bounds the wait for the head). Set one only for
+        /// a client whose every API should give up on a silent peer sooner.
+        public var readTimeout: TimeAmount?
         /// The longest a request waits for a connection — queued behind others for a pooled one,
         /// and connecting — before AsyncHTTPClient gives up. A request's own timeout ends the
         /// wait sooner, so by default (60 seconds, above any API's usual timeout) the API's
@@ -72,7 +76,7 @@ public final class AsyncHTTPClientTransport: Transport {
             httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
             idleTimeout: TimeAmount = .seconds(60),
             tlsConfiguration: TLSConfiguration? = nil,
-            readTimeout: TimeAmount = .seconds(30),
+            readTimeout: TimeAmount? = nil,
             maximumConnectionsPerHost: Int = 8,
             connectTimeout: TimeAmount = .seconds(60)
         ) {
@@ -93,9 +97,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// key, and one per host and chosen address (`EndpointSelector`; AsyncHTTPClient's
     /// `dnsOverride` is per client) — so a connection made without a check is never reused by a
     /// request that needs one.
-    let madeClients = NIOLockedValueBox<[ClientKey: HTTPClient]>([:])
-    /// The keys of the address clients, least recently used first.
-    let addressClientOrder = NIOLockedValueBox<[ClientKey]>([])
+    let madeClients = NIOLockedValueBox(MadeClients())
     let connections: Connections
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
@@ -175,7 +177,7 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Every client this transport made: its own and those made on demand.
     private var ownedClients: [HTTPClient] {
-        (ownedClient.map { [$0] } ?? []) + madeClients.withLockedValue { Array($0.values) }
+        (ownedClient.map { [$0] } ?? []) + madeClients.withLockedValue(\.all)
     }
 
     /// Requests go to `TransportRequest.connectAddress` when it is set.
@@ -198,8 +200,8 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         var outbound = HTTPClientRequest(url: "\(scheme)://\(authority)\(request.head.path ?? "/")")
         outbound.method = HTTPMethod(rawValue: request.head.method.rawValue)
-        for field in request.head.headerFields {
-            outbound.headers.add(name: field.name.rawName, value: field.value)
+        for line in request.head.headerFields.headerLines {
+            outbound.headers.add(name: line.name, value: line.value)
         }
         if let content = request.content {
             if let data = content.data, request.uploadProgress == nil {
@@ -213,10 +215,11 @@ public final class AsyncHTTPClientTransport: Transport {
         let timeout = Self.nanoseconds(request.timeout)
         try request.refuseUncheckablePins(checking: pinScopes)
         do {
-            let client = try self.client(
+            let lease = try self.lease(
                 for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
+            defer { release(lease) }
             // AsyncHTTPClient's deadline covers the head only: a backstop behind the engine's.
-            let response = try await client.execute(outbound, deadline: .now() + timeout)
+            let response = try await lease.client.execute(outbound, deadline: .now() + timeout)
             // A client the app passed in may follow redirects by itself; its answer skipped the
             // engine's checks of each hop, so it is refused.
             guard response.history.count <= 1 else { throw TransportFault.followedRedirects }

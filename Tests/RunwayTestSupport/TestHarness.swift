@@ -14,8 +14,6 @@ public enum TransportKind: String, CaseIterable, Sendable {
     case asyncHTTPClient
 }
 
-
-
 /// A running demo server, an engine over the chosen transport, and the captured log.
 public struct Harness: Sendable {
     public let server: DemoServer
@@ -23,6 +21,12 @@ public struct Harness: Sendable {
     public let log: LogCapture
 
     public var probe: ServerProbe { server.probe }
+
+    public init(server: DemoServer, engine: Engine, log: LogCapture = LogCapture()) {
+        self.server = server
+        self.engine = engine
+        self.log = log
+    }
 
     /// Registers the plain test service (status-only convention) and the listing service.
     public func registerServices(signer: (any RequestSigner)? = nil, interceptors: [any Interceptor] = []) throws {
@@ -42,7 +46,7 @@ public func withHarness<T>(
     cache: ResponseCache? = nil,
     sleep: (@Sendable (Duration) async throws -> Void)? = nil,
     network: NetworkMonitor? = nil,
-    readTimeout: TimeAmount = .seconds(30),
+    readTimeout: TimeAmount? = nil,
     _ body: (Harness) async throws -> T
 ) async throws -> T {
     let server = try await DemoServer.start()

@@ -79,10 +79,11 @@ extension Engine {
             seen.address = address
             let response: TransportResponse
             let sentAt = ContinuousClock.now
+            var pathLost = false
             do {
                 response = try await send(
                     request, api: api, deadline: deadline, hooks: hooks, connectAddress: address, cancellation: cancellation,
-                    trace: hopTrace)
+                    trace: hopTrace, pathLost: &pathLost)
                 hopTrace?.set("http.response.status_code", Int64(response.head.status.code))
                 if let version = response.httpVersion { hopTrace?.set("network.protocol.version", Self.protocolVersion(version)) }
                 if response.head.status.code >= 400 {
@@ -103,8 +104,10 @@ extension Engine {
                         request, response: .failure(error), sentAt: sentAt, attempt: attempt, hop: hops, api: api,
                         loadID: loadID, redacting: credentialNames)
                 }
-                // The device went offline: no address is to blame, and none is left.
-                if let network, !network.path.isReachable, error.isUnreachable {
+                // The device went offline: no address is to blame, and none is left. (Also when the
+                // path is already back: the exchange was cut mid-way, so part of it may have
+                // left, and it is not sent elsewhere as if nothing had.)
+                if pathLost || (network.map { !$0.path.isReachable } ?? false) && error.isUnreachable {
                     seen.pathWentAway = true
                     throw error
                 }

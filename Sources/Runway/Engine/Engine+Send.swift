@@ -16,10 +16,12 @@ extension Engine {
     ///
     /// - parameter trace: The request's span: the transport runs with it as the current
     ///   context, so that a transport's own spans (AsyncHTTPClient's) nest under it.
+    /// - parameter pathLost: Set when the device's network went away and so ended the exchange:
+    ///   the load fails with `noNetwork(.unreachable)`, and part of the request may have left.
     func send(
         _ prepared: PreparedRequest, api: some API, deadline: ContinuousClock.Instant,
         hooks: TransferHooks = TransferHooks(), connectAddress: String? = nil, cancellation: LoadCancellation? = nil,
-        trace: LoadTrace? = nil
+        trace: LoadTrace? = nil, pathLost: inout Bool
     ) async throws(RunwayError) -> TransportResponse {
         var progress: (@Sendable (Int64) -> Void)?
         if let report = hooks.uploadProgress {
@@ -52,6 +54,7 @@ extension Engine {
                 await sendWithinDeadline(outgoing, deadline: deadline, cancellation: cancellation)
             }
         let endedAt = ContinuousClock.now
+        pathLost = ended == .networkLost
         do {
             var response = try result.get()
             response.timings = Self.timings(
@@ -75,7 +78,7 @@ extension Engine {
             if ended == .networkLost { throw .noNetwork(reason: .unreachable) }
             if ended == .deadline { throw .timeout }
             if error is CancellationError || cancellation.isCancelledOrTask { throw .cancelled }
-            throw TransportFault.classify(error) { .other(String(describing: $0)) }
+            throw TransportFault.classify(error, naming: TransportFault.unrecognised)
         }
     }
 

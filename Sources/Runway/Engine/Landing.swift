@@ -57,7 +57,6 @@ enum Landing {
         return .success(raw)
     }
 
-    /// The wait a `Retry-After` field asks for, when it is a number of seconds.
     /// The wait an answer's `Retry-After` asks for: a number of seconds, or an HTTP date
     /// (RFC 9110 §10.2.3), counted from `now`; a date in the past is no wait.
     static func retryAfter(in head: HTTPResponse, now: Date = Date()) -> Duration? {

@@ -2,16 +2,19 @@
 import Foundation
 import Glibc
 
-/// The network path on Linux: interfaces from `getifaddrs`, default routes from
-/// `/proc/net/route` and `/proc/net/ipv6_route` (this network namespace's), changes from an
-/// rtnetlink socket subscribed to link, address and route events (what `ip monitor` listens to).
+/// The network path on Linux: interfaces from `getifaddrs`, changes from an rtnetlink socket
+/// subscribed to link, address and route events (what `ip monitor` listens to).
 enum LinuxNetworkPath {
-    /// The path now: reachable when an interface other than loopback is up and running, has an
-    /// IPv4 address or a global IPv6 address, and carries a default route — a link with an
-    /// address but no route beyond its own subnet reaches nothing an app talks to. Where `/proc`
-    /// cannot be read, addresses alone decide.
+    /// The path now: reachable when an interface other than loopback is up and running and has
+    /// an IPv4 address or a global IPv6 address.
+    ///
+    /// Routes do not decide it: a link with no default route still reaches its own subnet (a
+    /// server on the same LAN, a device over a direct cable), so "no default route" is not
+    /// "offline". Whether a route reaches a particular destination the kernel answers when the
+    /// transport connects — at once, with `ENETUNREACH`, which the load meets as
+    /// `noNetwork(.unreachable)` — so a load without a way out still fails fast, and one with
+    /// a way goes.
     static func current() -> NetworkPath {
-        let routed = defaultRouteInterfaces()
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return .unreachable }
         defer { freeifaddrs(list) }
@@ -23,9 +26,7 @@ enum LinuxNetworkPath {
             guard flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_RUNNING) != 0, flags & UInt32(IFF_LOOPBACK) == 0,
                 let address = entry.pointee.ifa_addr, isRoutable(address)
             else { continue }
-            let name = String(cString: entry.pointee.ifa_name)
-            if let routed, !routed.contains(name) { continue }
-            let kind = kind(of: name)
+            let kind = kind(of: String(cString: entry.pointee.ifa_name))
             if !kinds.contains(kind) { kinds.append(kind) }
         }
         let order: [NetworkPath.Interface] = [.wired, .wifi, .other, .cellular]
@@ -33,41 +34,6 @@ enum LinuxNetworkPath {
         return NetworkPath(
             isReachable: !kinds.isEmpty, interfaces: kinds,
             isExpensive: !kinds.isEmpty && kinds.allSatisfy { $0 == .cellular })
-    }
-
-    /// The interfaces that carry a default route, IPv4 or IPv6; `nil` when neither table can
-    /// be read.
-    private static func defaultRouteInterfaces() -> Set<String>? {
-        let ipv4 = try? String(contentsOfFile: "/proc/net/route", encoding: .utf8)
-        let ipv6 = try? String(contentsOfFile: "/proc/net/ipv6_route", encoding: .utf8)
-        guard ipv4 != nil || ipv6 != nil else { return nil }
-        return defaultRouteInterfaces(ipv4: ipv4 ?? "", ipv6: ipv6 ?? "")
-    }
-
-    /// The interfaces with a usable default route in the kernel's route tables as `/proc`
-    /// prints them: destination and mask (or prefix length) zero, `RTF_UP` set, `RTF_REJECT`
-    /// not (the kernel's own "unreachable" default on `lo`).
-    static func defaultRouteInterfaces(ipv4: String, ipv6: String) -> Set<String> {
-        let up: UInt32 = 0x0001
-        let reject: UInt32 = 0x0200
-        var names = Set<String>()
-        // Iface Destination Gateway Flags RefCnt Use Metric Mask ...
-        for line in ipv4.split(separator: "\n").dropFirst() {
-            let fields = line.split(whereSeparator: \.isWhitespace)
-            guard fields.count >= 8, let flags = UInt32(fields[3], radix: 16), flags & up != 0, flags & reject == 0,
-                UInt32(fields[1], radix: 16) == 0, UInt32(fields[7], radix: 16) == 0
-            else { continue }
-            names.insert(String(fields[0]))
-        }
-        // Destination PrefixLength Source SourcePrefixLength NextHop Metric RefCnt Use Flags Device
-        for line in ipv6.split(separator: "\n") {
-            let fields = line.split(whereSeparator: \.isWhitespace)
-            guard fields.count >= 10, let flags = UInt32(fields[8], radix: 16), flags & up != 0, flags & reject == 0,
-                fields[0].allSatisfy({ $0 == "0" }), UInt8(fields[1], radix: 16) == 0, fields[9] != "lo"
-            else { continue }
-            names.insert(String(fields[9]))
-        }
-        return names
     }
 
     private static func isRoutable(_ address: UnsafeMutablePointer<sockaddr>) -> Bool {

@@ -11,7 +11,8 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether anything beyond this device can be reached: on Linux, an interface other than
-    /// loopback is up with a routable address and a default route; on Apple platforms, the
+    /// loopback is up with a routable address (with or without a default route: a destination
+    /// no route reaches is refused by the kernel at connect, at once); on Apple platforms, the
     /// path is satisfied or comes up when a connection asks for it (`.requiresConnection`).
     public var isReachable: Bool
     /// The kinds of the interfaces that are up, each once, most preferred first.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a transport saw go wrong, said as a fact of the exchange rather than in its library's
 /// types: what a transport throws, and what the engine turns into the ``RunwayError`` an app
 /// meets by one table for every transport (``RunwayError/init(_:)``).
@@ -102,7 +104,17 @@ public enum TransportFault: Error, Sendable, Hashable {
     case systemRefused(code: Int)
     /// The library reached a state it cannot continue from.
     case internalFailure
-    /// A failure none of the other facts describes, in the library's words (its type names
-    /// removed), or its numeric code.
+    /// A failure none of the other facts describes, in words that name no library type, or its
+    /// numeric code.
     case other(String)
+
+    /// A failure no transport names: in the error's own localized words when it has them (an
+    /// app's `LocalizedError`), otherwise plainly unrecognised — never a dump of a library's
+    /// type, which is no message to show a person.
+    package static func unrecognised(_ error: any Error) -> TransportFault {
+        if let described = (error as? any LocalizedError)?.errorDescription, !described.isEmpty {
+            return .other(described)
+        }
+        return .other("an unrecognised failure")
+    }
 }

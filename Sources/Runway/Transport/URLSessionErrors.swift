@@ -11,7 +11,7 @@ enum URLSessionErrors {
     static func fault(of error: any Error) -> TransportFault {
         guard let urlError = error as? URLError else {
             // Not URLSession's: an app's own code raised it.
-            return .other(String(describing: error))
+            return TransportFault.unrecognised(error)
         }
         #if canImport(FoundationNetworking)
         // On Linux, URLSession runs on libcurl and reports many faults as URLError -1 with

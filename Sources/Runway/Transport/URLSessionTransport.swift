@@ -84,8 +84,8 @@ public final class URLSessionTransport: Transport {
         // URLSession's own timeout measures idle time between bytes: a backstop behind the
         // engine's deadline over the whole exchange.
         urlRequest.timeoutInterval = Double(request.timeout.components.seconds) + 1
-        for field in request.head.headerFields {
-            urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+        for line in request.head.headerFields.headerLines {
+            urlRequest.addValue(line.value, forHTTPHeaderField: line.name)
         }
         urlRequest.httpBody = request.content?.data
         return urlRequest

@@ -11,7 +11,8 @@ import RunwayServer
 /// - `GET /faults/empty` — 200 with an empty body.
 /// - `GET /faults/status/{code}` — that status with an HTML body.
 /// - `GET /faults/hang` — never answers; when the client closes the connection the probe hears it.
-/// - `GET /faults/gate/{key}` — waits until the test opens gate `key` on the probe, then succeeds.
+/// - `GET|POST /faults/gate/{key}` — waits until the test opens gate `key` on the probe, then
+///   succeeds (a POST is also counted as `POST /faults/gate/{key}`).
 /// - `GET|POST /faults/flaky?key=&failures=&status=&retry_after=` — fails `failures` times per key
 ///   with `status` (default 503, `Retry-After` when given), then succeeds with the attempt count.
 /// - `GET /faults/drop?key=&failures=` — breaks the connection mid-body `failures` times per key.
@@ -74,12 +75,15 @@ enum FaultRoutes {
             try await holdUntilClientLeaves(request, probe: probe)
             return JSONResponse.html("released", status: .serviceUnavailable)
         }
-        router.get("/faults/gate/:key") { _, context -> Response in
+        let gate: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
             let key = context.parameters.get("key") ?? ""
             probe.record("/faults/gate/\(key)")
+            if request.method == .post { probe.record("POST /faults/gate/\(key)") }
             await probe.passGate(key)
             return JSONResponse.success(["gate": key])
         }
+        router.get("/faults/gate/:key", use: gate)
+        router.post("/faults/gate/:key", use: gate)
         let flaky: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let query = request.uri.queryParameters
             let key = query["key"].map(String.init) ?? "default"

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOSSL
 import RunwayDemoServer
 import RunwayServer
@@ -33,7 +34,18 @@ struct ErrorMapping: Sendable, CustomTestStringConvertible {
 private let libraryNames = [
     "HTTPClientError", "NIOSSL", "BoringSSL", "NIOConnectionError", "IOError", "ChannelError", "HTTPParserError",
     "NIOTooManyBytes", "URLError", "NSURLErrorDomain", "AsyncHTTPClient", "NIOPosix", "NIOCore",
+    "NIOHTTP2", "StreamClosed", "HPACK", "HTTP2StreamID", "streamID", "Runway.", "ErrorClassificationTests",
 ]
+
+/// An error of no library's, with nothing to say for itself.
+private struct Unnamed: Error {
+    var detail = "internal state 7"
+}
+
+/// An app's own error, with words for a person.
+private struct Described: LocalizedError {
+    var errorDescription: String? { "the app's own transport gave up" }
+}
 
 @Suite("Every transport error an app can meet is a RunwayError case")
 struct ErrorClassificationTests {
@@ -147,6 +159,39 @@ struct ErrorClassificationTests {
         .init("ChannelError eof", { ChannelError.eof }, .connectionLost),
         .init("ChannelError outputClosed", { ChannelError.outputClosed }, .connectionLost),
         .init("ChannelError alreadyClosed", { ChannelError.alreadyClosed }, .connectionLost),
+        // A route or interface gone under a connection already made: part of the request may
+        // have left, so it is a lost connection, not an unreachable host.
+        .init(
+            "ENETUNREACH on a write", { IOError(errnoCode: ENETUNREACH, reason: "writev(descriptor:iovecs:)") },
+            .connectionLost),
+        .init("EHOSTUNREACH on a read", { IOError(errnoCode: EHOSTUNREACH, reason: "read(descriptor:pointer:size:)") }, .connectionLost),
+        .init(
+            "ENETUNREACH connecting", { IOError(errnoCode: ENETUNREACH, reason: "connect(descriptor:addr:size:)") },
+            .unreachable),
+        // HTTP/2: a stream the server resets is the event a TCP reset is over HTTP/1.1.
+        .init(
+            "HTTP/2 StreamClosed (cancel)", { NIOHTTP2Errors.streamClosed(streamID: 3, errorCode: .cancel) },
+            .connectionLost),
+        .init(
+            "HTTP/2 StreamClosed (refusedStream)", { NIOHTTP2Errors.streamClosed(streamID: 5, errorCode: .refusedStream) },
+            .connectionLost),
+        .init(
+            "HTTP/2 StreamClosed (internalError)", { NIOHTTP2Errors.streamClosed(streamID: 7, errorCode: .internalError) },
+            .connectionLost),
+        .init("HTTP/2 IOOnClosedConnection", { NIOHTTP2Errors.ioOnClosedConnection() }, .connectionLost),
+        .init("HTTP/2 NoSuchStream", { NIOHTTP2Errors.noSuchStream(streamID: 9) }, .connectionLost),
+        .init(
+            "HTTP/2 ContentLengthViolated", { NIOHTTP2Errors.contentLengthViolated() },
+            .malformedResponse(detail: "the body's length differs from its Content-Length")),
+        .init(
+            "HTTP/2 FlowControlViolation", { NIOHTTP2Errors.flowControlViolation() },
+            .malformedResponse(detail: "the HTTP/2 framing is broken")),
+        .init(
+            "HTTP/2 InvalidStatusValue", { NIOHTTP2Errors.invalidStatusValue("2000") },
+            .malformedResponse(detail: "the HTTP/2 framing is broken")),
+        // Anything no library names: never a dump of a type in a message for a person.
+        .init("an error of nobody's", { Unnamed() }, .other("an unrecognised failure")),
+        .init("an app's LocalizedError", { Described() }, .other("the app's own transport gave up")),
     ]
 
     static let urlSession: [ErrorMapping] = {
@@ -282,6 +327,16 @@ struct ErrorClassificationTests {
     func asyncHTTPClientMapping(_ mapping: ErrorMapping) {
         #expect(AsyncHTTPClientErrors.fault(of: mapping.raised()) == mapping.expected)
         #expect(AsyncHTTPClientTransport.classify(mapping.raised()) == RunwayError(mapping.expected))
+    }
+
+    @Test("what an app meets for each AsyncHTTPClient or SwiftNIO error names no library", arguments: asyncHTTPClient)
+    func noLibraryNameOverAsyncHTTPClient(_ mapping: ErrorMapping) {
+        Self.expectNoLibraryName(AsyncHTTPClientTransport.classify(mapping.raised()))
+    }
+
+    @Test("what an app meets for each URLSession error names no library", arguments: urlSession)
+    func noLibraryNameOverURLSession(_ mapping: ErrorMapping) {
+        Self.expectNoLibraryName(URLSessionTransport.classify(mapping.raised()))
     }
 
     @Test("URLSession errors name their fact", arguments: urlSession)

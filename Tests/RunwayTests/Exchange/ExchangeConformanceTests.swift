@@ -21,6 +21,11 @@ struct ExchangeConformanceTests {
         case rawDeflate, gzipCutShort, gzipOverCap
         case sameOriginRedirect, crossOriginRedirect, redirectNotFollowed, plainHTTPRefused, connectionRefused
         case untrustedCertificate, pinMismatch, cookiesNotKept, cancellationSeenByServer
+        // The edges of HTTP (`ExchangeConformanceTests+Edges.swift`).
+        case longSilence, largeHead, repeatedFields, twoCookies, tooManyRequestsWithDate, redirectWithoutLocation
+        case informational1xx
+        // HTTP/2 over TLS, negotiated by ALPN.
+        case http2Answer, http2ResetMidBody, http2Gzip
 
         var testDescription: String { rawValue }
 
@@ -48,6 +53,16 @@ struct ExchangeConformanceTests {
             case .pinMismatch: .failure("pinningFailed")
             case .cookiesNotKept: .answer(status: 200, detail: "no Cookie")
             case .cancellationSeenByServer: .failure("cancelled")
+            case .longSilence: .answer(status: 200, detail: "after the silence")
+            case .largeHead: .answer(status: 200, detail: "0 bytes, Content-Length 41943040")
+            case .repeatedFields: .answer(status: 200, detail: "X-Tag [one] [two]")
+            case .twoCookies: .answer(status: 200, detail: "Cookie: first=1; second=2")
+            case .tooManyRequestsWithDate: .failure("httpStatus(429)")
+            case .redirectWithoutLocation: .failure("httpStatus(302)")
+            case .informational1xx: .answer(status: 200, detail: "2 bytes")
+            case .http2Answer: .answer(status: 200, detail: "HTTP/2")
+            case .http2ResetMidBody: .failure("connectionLost")
+            case .http2Gzip: .answer(status: 200, detail: "the whole body, 200 items, no Content-Encoding, HTTP/2")
             }
         }
     }
@@ -93,8 +108,21 @@ struct ExchangeConformanceTests {
         #if canImport(Security)
         return [:]
         #else
+        let noTestRoots = (
+            Outcome.failure("tlsFailure"),
+            "swift-corelibs-foundation raises no server-trust challenge, so URLSession on Linux trusts the system's "
+                + "roots only and cannot reach a server whose certificate was made at test time"
+        )
         return [
             .urlSession: [
+                .repeatedFields: (
+                    .answer(status: 200, detail: "X-Tag [one, two]"),
+                    "HTTPURLResponse gives its fields as a dictionary (allHeaderFields), repeated fields joined by a "
+                        + "comma, on every platform: the same value by RFC 9110 §5.3 for a list field, and the "
+                        + "transport cannot tell them apart again (Set-Cookie, which a comma cannot join, is split "
+                        + "back by the cookie jar)"
+                ),
+                .http2Answer: noTestRoots, .http2ResetMidBody: noTestRoots, .http2Gzip: noTestRoots,
                 .pinMismatch: (
                     .failure("invalidRequest"),
                     "swift-corelibs-foundation raises no server-trust challenge, so URLSession on Linux cannot see the "
@@ -122,8 +150,10 @@ struct ExchangeConformanceTests {
     /// what the server saw where the row is about it.
     static func load(_ fault: Fault, on kind: TransportKind) async throws -> Outcome {
         switch fault {
-        case .untrustedCertificate, .pinMismatch:
+        case .untrustedCertificate, .pinMismatch, .http2Answer, .http2ResetMidBody, .http2Gzip:
             return try await overTLS(fault, on: kind)
+        case .informational1xx:
+            return try await informational(on: kind)
         default:
             return try await withHarness(kind) { harness in try await load(fault, harness) }
         }
@@ -249,8 +279,10 @@ struct ExchangeConformanceTests {
             let outcome = Outcome(await load.value)
             await harness.probe.wait(for: .holdClosed)
             return outcome
-        case .untrustedCertificate, .pinMismatch:
-            return .failure("not a plain-HTTP row")
+        case .longSilence, .largeHead, .repeatedFields, .twoCookies, .tooManyRequestsWithDate, .redirectWithoutLocation:
+            return try await edge(fault, harness)
+        case .untrustedCertificate, .pinMismatch, .informational1xx, .http2Answer, .http2ResetMidBody, .http2Gzip:
+            return .failure("not a row for the demo server over plain HTTP")
         }
     }
 
@@ -261,9 +293,9 @@ struct ExchangeConformanceTests {
         let authority = try TestCertificateAuthority()
         let server = try await DemoServer.start(tls: try authority.serverIdentity())
         var tls = TLSConfiguration.makeClientConfiguration()
-        if fault == .pinMismatch { tls.trustRoots = .certificates([try authority.rootCertificate()]) }
+        if fault != .untrustedCertificate { tls.trustRoots = .certificates([try authority.rootCertificate()]) }
         let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport(connections: .init(tlsConfiguration: tls)) : nil
-        let engine = Engine(transport: nio ?? URLSessionTransport())
+        let engine = Engine(transport: nio ?? URLSessionTransport(), recorder: LoadRecorder())
         return try await withCleanup({
             try? await nio?.shutdown()
             await server.stop()
@@ -274,6 +306,7 @@ struct ExchangeConformanceTests {
             } catch {
                 return .failure(Outcome.name(of: error))
             }
+            if let outcome = try await http2(fault, engine: engine, server: server) { return outcome }
             let outcome = Outcome(await engine.perform(AdHocAPI(path: "/echo/tls")))
             #expect(server.probe.count("/echo") == 0, "nothing reaches a server the client does not trust")
             return outcome

@@ -59,7 +59,7 @@ struct CallersTaskLoadTests {
 
     @Test("cancel-in-flight: a newer load cancels the async one on the wire, not its caller's task", arguments: TransportKind.allCases)
     func supersededOnTheWire(_ transport: TransportKind) async throws {
-        try await withHarness(transport, readTimeout: .minutes(10)) { harness in
+        try await withHarness(transport) { harness in
             let manager = hangingManager(harness.engine) { $0.requestStrategy = .cancelInFlight }
             try await expectEndedOnTheWire(manager, harness) {
                 manager.api.path = "/echo/newer"
@@ -72,7 +72,7 @@ struct CallersTaskLoadTests {
 
     @Test("cancelAllRequests ends an async load on the wire and delivers it as cancelled once", arguments: TransportKind.allCases)
     func cancelAll(_ transport: TransportKind) async throws {
-        try await withHarness(transport, readTimeout: .minutes(10)) { harness in
+        try await withHarness(transport) { harness in
             let recorder = OutcomeRecorder()
             let manager = hangingManager(harness.engine) { $0.interceptors = [recorder] }
             try await expectEndedOnTheWire(manager, harness) { manager.cancelAllRequests() }
@@ -105,7 +105,7 @@ struct CallersTaskLoadTests {
 
     @Test("over an app's transport that knows only task cancellation, the load is still cancelled on the wire")
     func transportOfTheApp() async throws {
-        try await withHarness(readTimeout: .minutes(10)) { harness in
+        try await withHarness() { harness in
             let transport = TaskCancellationOnly(inner: harness.engine.transport)
             let manager = hangingManager(try engine(over: transport, harness)) { $0.requestStrategy = .cancelInFlight }
             try await expectEndedOnTheWire(manager, harness) {
@@ -117,7 +117,7 @@ struct CallersTaskLoadTests {
 
     @Test("an app's transport that honours the handle gets it and ends the exchange itself")
     func transportHonouringTheHandle() async throws {
-        try await withHarness(readTimeout: .minutes(10)) { harness in
+        try await withHarness() { harness in
             let transport = HandleHonouring(inner: harness.engine.transport)
             let manager = hangingManager(try engine(over: transport, harness))
             try await expectEndedOnTheWire(manager, harness) { manager.cancelAllRequests() }

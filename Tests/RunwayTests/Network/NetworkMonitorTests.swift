@@ -58,19 +58,99 @@ struct NetworkMonitorTests {
             // Only loopback, and it is down: nothing is reachable.
             let first = await line(of: output)
             #expect(first.contains(#""reachable":false"#), "\(first)")
-            // A veth pair with an address comes up: a subnet of its own, no way beyond it — still
-            // unreachable, so no line. With a default route, the monitor hears it from the kernel.
+            // A veth pair with an address comes up — no default route, a subnet of its own, which
+            // is a way out all the same (a server on that link answers): the monitor hears it.
             try await Self.ip(["-n", namespace, "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
             try await Self.ip(["-n", namespace, "addr", "add", "10.77.0.1/24", "dev", "v0"])
             try await Self.ip(["-n", namespace, "link", "set", "v1", "up"])
             try await Self.ip(["-n", namespace, "link", "set", "v0", "up"])
-            try await Self.ip(["-n", namespace, "route", "add", "default", "via", "10.77.0.2"])
             let second = await line(of: output)
             #expect(second.contains(#""reachable":true"#), "\(second)")
-            // The default route goes, the link stays up with its address: unreachable again.
-            try await Self.ip(["-n", namespace, "route", "del", "default"])
+            // The peer goes down, so the link loses its carrier: unreachable again.
+            try await Self.ip(["-n", namespace, "link", "set", "v1", "down"])
             let third = await line(of: output)
             #expect(third.contains(#""reachable":false"#), "\(third)")
+        }
+    }
+
+    /// A network namespace whose veth link reaches this one (`SUBNET.2` inside, `SUBNET.1`
+    /// here, with a demo server on it), with a default route through the link or none; `body`
+    /// gets the namespace, this side's link name, the subnet and the server.
+    static func withVethNamespace(
+        defaultRoute: Bool, _ body: (_ namespace: String, _ host: String, _ subnet: String, DemoServer) async throws -> Void
+    ) async throws {
+        let tag = UUID().uuidString.prefix(8).lowercased()
+        let namespace = "runway-\(tag)"
+        let (host, inside) = ("rwh\(tag)", "rwn\(tag)")
+        let subnet = try await Self.freeSubnet()
+        try await Self.ip(["netns", "add", namespace])
+        var server: DemoServer?
+        try await withCleanup({
+            try? await Self.ip(["link", "del", host])
+            try? await Self.ip(["netns", "del", namespace])
+            await server?.stop()
+        }) {
+            try await Self.ip(["link", "add", host, "type", "veth", "peer", "name", inside, "netns", namespace])
+            try await Self.ip(["addr", "add", "\(subnet).1/30", "dev", host])
+            try await Self.ip(["link", "set", host, "up"])
+            try await Self.ip(["-n", namespace, "addr", "add", "\(subnet).2/30", "dev", inside])
+            try await Self.ip(["-n", namespace, "link", "set", inside, "up"])
+            if defaultRoute { try await Self.ip(["-n", namespace, "route", "add", "default", "via", "\(subnet).1"]) }
+            let started = try await DemoServer.start(address: "\(subnet).1")
+            server = started
+            try await body(namespace, host, subnet, started)
+        }
+    }
+
+    /// Runs `runway network` in `namespace` (with `--get url` when given) and returns its lines:
+    /// the path, then, for a load, `{"load":"started"}` and how it ended.
+    static func runwayNetwork(in namespace: String, get url: String? = nil) async throws -> [String] {
+        let load = url.map { ["--get", $0, "--timeout", "40"] } ?? []
+        let arguments = ["netns", "exec", namespace, runwayExecutable().path, "network"] + load
+        let process = ChildProcess("/usr/sbin/ip", arguments, output: .pipe)
+        try process.run()
+        let reader = process.standardOutput
+        let text = await offThePool { () -> String in
+            let data = reader?.readDataToEndOfFile() ?? Data()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    @Test(
+        "Linux: no default route is not offline — a server across the link answers, before and after a flap; an address no route reaches fails at once",
+        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip"),
+            "network namespaces need root and iproute2 (CI runs as root)"))
+    func noDefaultRouteIsNotOffline() async throws {
+        try await Self.withVethNamespace(defaultRoute: false) { namespace, host, subnet, started in
+            let direct = "http://\(subnet).1:\(started.port)/echo/direct"
+
+            // The carrier follows the peer asynchronously: asked again until the path says so.
+            func waitForPath(reachable: Bool) async throws {
+                for _ in 0..<200 {
+                    if try await Self.runwayNetwork(in: namespace).first?.contains(#""reachable":\#(reachable)"#) == true { return }
+                }
+            }
+            try await waitForPath(reachable: true)
+            let before = try await Self.runwayNetwork(in: namespace, get: direct)
+            #expect(before.first?.contains(#""reachable":true"#) == true, "\(before)")
+            #expect(before.last == #"{"outcome":"success","status":200}"#, "\(before)")
+
+            // Nothing routes to a documentation address from here: the kernel says so at connect.
+            let nowhere = try await Self.runwayNetwork(in: namespace, get: "http://203.0.113.7:9/echo/nowhere")
+            #expect(nowhere.last == #"{"outcome":"noNetwork.unreachable"}"#, "\(nowhere), not the 40 s timeout")
+
+            // The link flaps; it is a way out again as soon as its carrier is back.
+            try await Self.ip(["link", "set", host, "down"])
+            try await waitForPath(reachable: false)
+            let down = try await Self.runwayNetwork(in: namespace, get: direct)
+            #expect(down.last == #"{"outcome":"noNetwork.unreachable"}"#, "\(down)")
+            try await Self.ip(["link", "set", host, "up"])
+            try await waitForPath(reachable: true)
+            let after = try await Self.runwayNetwork(in: namespace, get: direct)
+            #expect(after.last == #"{"outcome":"success","status":200}"#, "\(after)")
+            #expect(started.probe.count("/echo") == 2)
         }
     }
 
@@ -81,28 +161,7 @@ struct NetworkMonitorTests {
     func linkLossEndsTheLoadInFlight() async throws {
         // The client runs in a namespace of its own; its veth peer stays here, with the server
         // on its address. Taking the peer down takes the carrier from the client's link.
-        let tag = UUID().uuidString.prefix(8).lowercased()
-        let namespace = "runway-\(tag)"
-        let (host, inside) = ("rwh\(tag)", "rwn\(tag)")
-        let subnet = try await Self.freeSubnet()
-        try await Self.ip(["netns", "add", namespace])
-        var process: ChildProcess?
-        var server: DemoServer?
-        try await withCleanup({
-            server?.probe.openGate("link-loss")
-            if let process, process.isRunning { process.terminate() }
-            try? await Self.ip(["link", "del", host])
-            try? await Self.ip(["netns", "del", namespace])
-            await server?.stop()
-        }) {
-            try await Self.ip(["link", "add", host, "type", "veth", "peer", "name", inside, "netns", namespace])
-            try await Self.ip(["addr", "add", "\(subnet).1/30", "dev", host])
-            try await Self.ip(["link", "set", host, "up"])
-            try await Self.ip(["-n", namespace, "addr", "add", "\(subnet).2/30", "dev", inside])
-            try await Self.ip(["-n", namespace, "link", "set", inside, "up"])
-            try await Self.ip(["-n", namespace, "route", "add", "default", "via", "\(subnet).1"])
-            let started = try await DemoServer.start(address: "\(subnet).1")
-            server = started
+        try await Self.withVethNamespace(defaultRoute: true) { namespace, host, subnet, started in
             let client = ChildProcess(
                 "/usr/sbin/ip",
                 [
@@ -110,40 +169,24 @@ struct NetworkMonitorTests {
                     "--get", "http://\(subnet).1:\(started.port)/faults/gate/link-loss", "--timeout", "40",
                 ],
                 output: .pipe)
-            process = client
-            try client.run()
-            guard let output = client.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
-            let path = await line(of: output)
-            #expect(path.contains(#""reachable":true"#), "\(path)")
-            // The request is at the server, held at a gate: the load is in flight.
-            await started.probe.wait(for: .gateWaiting)
-            try await Self.ip(["link", "set", host, "down"])
-            var outcome = await line(of: output)
-            if outcome.contains(#""load""#) { outcome = await line(of: output) }
-            #expect(outcome.contains(#""outcome":"noNetwork.unreachable""#), "\(outcome), not the 40 s timeout")
-            #expect(started.probe.count("/faults/gate/link-loss") == 1)
+            try await withCleanup({
+                started.probe.openGate("link-loss")
+                if client.isRunning { client.terminate() }
+            }) {
+                try client.run()
+                guard let output = client.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
+                let path = await line(of: output)
+                #expect(path.contains(#""reachable":true"#), "\(path)")
+                // The request is at the server, held at a gate: the load is in flight.
+                await started.probe.wait(for: .gateWaiting)
+                try await Self.ip(["link", "set", host, "down"])
+                var outcome = await line(of: output)
+                if outcome.contains(#""load""#) { outcome = await line(of: output) }
+                #expect(outcome.contains(#""outcome":"noNetwork.unreachable""#), "\(outcome), not the 40 s timeout")
+                #expect(started.probe.count("/faults/gate/link-loss") == 1)
+            }
         }
     }
-
-    #if os(Linux)
-    @Test("Linux: only a usable default route makes an interface a way out (the kernel's reject route on lo is none)")
-    func defaultRoutesFromProc() {
-        let ipv4 = """
-            Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
-            eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
-            wlan0\t00000000\t0100A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0
-            tun0\t00000000\t00000000\t0201\t0\t0\t0\t00000000\t0\t0\t0
-            """
-        let ipv6 = """
-            fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0
-            00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000003 00000000 00000003     eth1
-            00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
-            """
-        #expect(LinuxNetworkPath.defaultRouteInterfaces(ipv4: ipv4, ipv6: ipv6) == ["wlan0", "eth1"])
-        let subnetOnly = ipv4.components(separatedBy: "\n").prefix(2).joined(separator: "\n")
-        #expect(LinuxNetworkPath.defaultRouteInterfaces(ipv4: subnetOnly, ipv6: "").isEmpty)
-    }
-    #endif
 
     @Test("The machine's own path is read (this machine has a network)")
     func systemPath() {

@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RunwayServer
+
+/// Routes that answer correctly but at the edges of HTTP, where clients tend to differ.
+///
+/// - `GET /edges/late?seconds=` — a normal JSON answer after `seconds` of silence (before the
+///   head): only the client's own deadline should decide how long that is too long.
+/// - `GET /edges/repeated` — the field `X-Tag` twice (`one`, `two`) and two cookies in two
+///   `Set-Cookie` fields, one with an `Expires` date (which holds a comma).
+/// - `GET /edges/retry-at?seconds=` — 429 with `Retry-After` as an HTTP date `seconds` from now.
+/// - `GET /edges/no-location?status=` — that 3xx status (default 302) with no `Location`.
+enum EdgeRoutes {
+    static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
+        router.get("/edges/late") { request, _ -> Response in
+            probe.record("/edges/late")
+            let seconds = request.uri.queryParameters["seconds"].flatMap { Double(String($0)) } ?? 1
+            try await Task.sleep(for: .seconds(min(max(seconds, 0), 600)))
+            return JSONResponse.success(["waited": seconds])
+        }
+        router.get("/edges/repeated") { _, _ -> Response in
+            probe.record("/edges/repeated")
+            var response = JSONResponse.success(["repeated": true])
+            let tag = HTTPField.Name("X-Tag")!
+            response.headers.append(HTTPField(name: tag, value: "one"))
+            response.headers.append(HTTPField(name: tag, value: "two"))
+            response.headers.append(HTTPField(name: .setCookie, value: "first=1; Path=/"))
+            response.headers.append(
+                HTTPField(name: .setCookie, value: "second=2; Expires=Wed, 21 Oct 2037 07:28:00 GMT; Path=/"))
+            return response
+        }
+        router.get("/edges/retry-at") { request, _ -> Response in
+            probe.record("/edges/retry-at")
+            let seconds = request.uri.queryParameters["seconds"].flatMap { Double(String($0)) } ?? 5
+            var response = JSONResponse.make(["code": 429, "reason": "slow_down"], status: .tooManyRequests)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            response.headers[.retryAfter] = formatter.string(from: Date().addingTimeInterval(seconds))
+            return response
+        }
+        router.get("/edges/no-location") { request, _ -> Response in
+            probe.record("/edges/no-location")
+            let status = request.uri.queryParameters["status"].flatMap { Int(String($0)) } ?? 302
+            return Response(status: .init(code: (300...399).contains(status) ? status : 302))
+        }
+    }
+}
