@@ -22,6 +22,9 @@ struct NetworkCommand: AsyncParsableCommand {
     @Option(help: "The load's timeout, in seconds.")
     var timeout = 30
 
+    @Option(help: "The transport the load goes over: asynchttpclient or urlsession.")
+    var transport = "asynchttpclient"
+
     func run() async throws {
         let monitor = NetworkMonitor.system()
         let changes = monitor.changes()
@@ -47,13 +50,16 @@ struct NetworkCommand: AsyncParsableCommand {
             throw ValidationError("\(url) is not an absolute URL")
         }
         let origin = "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
-        let transport = AsyncHTTPClientTransport()
-        let engine = Engine(transport: transport, network: monitor)
+        let nio = transport == "urlsession" ? nil : AsyncHTTPClientTransport()
+        guard nio != nil || transport == "urlsession" else {
+            throw ValidationError("--transport is asynchttpclient or urlsession, not \(transport)")
+        }
+        let engine = Engine(transport: nio ?? URLSessionTransport(), network: monitor)
         try engine.register(Service(id: "network", baseURLs: [.release: origin], connection: .init(allowsInsecureHTTP: true)))
         Self.write(#"{"load":"started"}"#)
         let result = await engine.perform(
             PathAPI(path: components.percentEncodedPath, timeout: .seconds(max(timeout, 1))), params: [:])
-        try await transport.shutdown()
+        try await nio?.shutdown()
         switch result {
         case .success(let response): Self.write(#"{"outcome":"success","status":\#(response.response.status.code)}"#)
         case .failure(.noNetwork(let reason)): Self.write(#"{"outcome":"noNetwork.\#(reason.rawValue)"}"#)

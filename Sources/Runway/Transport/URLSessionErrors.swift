@@ -14,9 +14,10 @@ enum URLSessionErrors {
             return TransportFault.unrecognised(error)
         }
         #if canImport(FoundationNetworking)
-        // On Linux, URLSession runs on libcurl and reports many faults as URLError -1 with
-        // curl's text ("transfer closed with 989 bytes remaining to read").
-        if urlError.code == .unknown, let named = fault(curlText: urlError.localizedDescription) {
+        // On Linux, URLSession runs on libcurl and reports many faults with curl's text
+        // ("transfer closed with 989 bytes remaining to read") under a code that does not say
+        // what happened (-1, and -1002 or -1011 for some): the text decides where it is known.
+        if let named = fault(curlText: urlError.localizedDescription) {
             return named
         }
         #endif
@@ -27,6 +28,21 @@ enum URLSessionErrors {
     /// libcurl's own text for the faults swift-corelibs-foundation reports as code -1 (read off
     /// libcurl 7.88's error buffer): a connection cut short, a certificate the system does not
     /// trust, a failed handshake, and a content coding the request did not offer.
+    /// libcurl's words for an answer that is not well-formed HTTP, and what they mean.
+    static let malformed: [(String, String)] = [
+        ("Failed writing header", "a header field cannot be read"),
+        ("Nul byte in header", "a header field holds a NUL byte"),
+        ("Invalid Content-Length", "the Content-Length cannot be read"),
+        ("Illegal or missing hexadecimal sequence in chunked-encoding", "the chunked framing is broken"),
+        ("Malformed encoding found in chunked-encoding", "the chunked framing is broken"),
+        ("Too long hexadecimal number in chunked-encoding", "the chunked framing is broken"),
+        ("Unrecognized or bad HTTP Content or Transfer-Encoding", "the transfer coding cannot be read"),
+        ("Too large response headers", "the header is larger than allowed"),
+        ("Weird server reply", "the status line cannot be read"),
+        ("Unsupported HTTP version", "the status line cannot be read"),
+        ("Header without colon", "a header field cannot be read"),
+    ]
+
     static func fault(curlText text: String) -> TransportFault? {
         // A body cut short after the head (CURLE_PARTIAL_FILE): what Apple's URLSession calls
         // networkConnectionLost and AsyncHTTPClient a closed connection. A pooled connection the
@@ -49,6 +65,13 @@ enum URLSessionErrors {
         // reaches the session's delegate, or a gzip or deflate body curl could not inflate.
         if text.hasPrefix("Unrecognized content encoding") { return .unofferedCoding(nil) }
         if text.hasPrefix("Error while processing content unencoding") { return .undecodableBody }
+        // CURLE_BAD_CONTENT_ENCODING for a chain of codings longer than curl takes.
+        if text.hasPrefix("Reject response due to more than") { return .unofferedCoding(nil) }
+        // CURLE_UNSUPPORTED_PROTOCOL: bytes that are not an HTTP response at all.
+        if text.hasPrefix("Received HTTP/0.9") { return .notHTTP }
+        // CURLE_WEIRD_SERVER_REPLY and friends, and Foundation's own parser refusing a field
+        // line (its header callback then reports a write error to curl).
+        for (prefix, detail) in malformed where text.hasPrefix(prefix) { return .malformedResponse(detail: detail) }
         return nil
     }
     #endif

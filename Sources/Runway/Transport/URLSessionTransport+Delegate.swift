@@ -27,11 +27,13 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     }
 
     /// Hands the 3xx back as the response: the engine decides whether and how to follow it.
+    /// A task cancelled meanwhile gets no answer (``DataTaskHandle/answerRedirect(_:)``).
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        guard let exchange = exchange(task.taskIdentifier) else { return completionHandler(nil) }
+        exchange.handle.answerRedirect { completionHandler(nil) }
     }
 
     /// An HTTP authentication challenge (`WWW-Authenticate: Basic …`) is never answered here:

@@ -30,12 +30,15 @@ final class ExchangeTask: Sendable {
     let uploadProgress: (@Sendable (Int64) -> Void)?
     /// The pins a new connection for this exchange must satisfy.
     let pins: PublicKeyPins?
+    /// The task's handle: every cancellation of it goes through it.
+    let handle: DataTaskHandle
     private let state = Locked(State())
 
-    init(request: TransportRequest, continuation: CheckedContinuation<TransportResponse, any Error>) {
+    init(request: TransportRequest, handle: DataTaskHandle, continuation: CheckedContinuation<TransportResponse, any Error>) {
         (sink, gathering) = BodyGathering.destination(for: request, transportDecodes: true)
         self.uploadProgress = request.uploadProgress
         self.pins = request.pins
+        self.handle = handle
         state.withLock { $0.continuation = continuation }
     }
 
@@ -145,12 +148,12 @@ extension SessionDelegate: URLSessionDataDelegate {
         let wanted = exchange.begin(response)
         completionHandler(wanted ? .allow : .cancel)
         // Linux's URLSession ignores the disposition: cancel the task itself.
-        if !wanted { dataTask.cancel() }
+        if !wanted { exchange.handle.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let exchange = exchange(dataTask.taskIdentifier) else { return }
-        if !exchange.receive(data) { dataTask.cancel() }
+        if !exchange.receive(data) { exchange.handle.cancel() }
     }
 
     func urlSession(
@@ -206,7 +209,8 @@ extension URLSessionTransport {
                 } else {
                     task = session.dataTask(with: urlRequest)
                 }
-                delegate.register(ExchangeTask(request: request, continuation: continuation), for: task.taskIdentifier)
+                delegate.register(
+                    ExchangeTask(request: request, handle: handle, continuation: continuation), for: task.taskIdentifier)
                 handle.start(task)
             }
         } onCancel: {

@@ -108,7 +108,15 @@ public final class URLSessionTransport: Transport {
     }
 }
 
-/// Holds a data task so that a cancellation arriving before or after it starts cancels it.
+/// Holds a data task so that a cancellation arriving before or after it starts cancels it, and
+/// so that a redirect is never answered for a task once it is cancelled.
+///
+/// swift-corelibs-foundation traps ("Received callback for HTTP redirection, but we're not
+/// waiting for it") when the answer to `willPerformHTTPRedirection` reaches a task that was
+/// cancelled while the delegate was being asked — both go to the task's work queue, and the
+/// cancellation had changed its state. So the task is cancelled, and a redirect answered, under
+/// one lock, and a cancelled task's redirect is left unanswered: its cancellation ends it.
+/// (Found by the hostile-answer fuzzer over URLSession on Linux.)
 final class DataTaskHandle: Sendable {
     private enum State {
         case waiting
@@ -129,11 +137,16 @@ final class DataTaskHandle: Sendable {
     }
 
     func cancel() {
-        let task = state.withLock { state -> URLSessionDataTask? in
-            defer { state = .cancelled }
-            if case .running(let task) = state { return task }
-            return nil
+        state.withLock { state in
+            if case .running(let task) = state { task.cancel() }
+            state = .cancelled
         }
-        task?.cancel()
+    }
+
+    /// Runs `answer` (which answers a redirect) unless the task was cancelled.
+    func answerRedirect(_ answer: () -> Void) {
+        state.withLock { state in
+            if case .running = state { answer() }
+        }
     }
 }

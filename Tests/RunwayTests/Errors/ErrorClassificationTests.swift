@@ -290,10 +290,12 @@ struct ErrorClassificationTests {
     }()
 
     #if canImport(FoundationNetworking)
-    /// What swift-corelibs-foundation reports as code -1 with libcurl's text (read off libcurl 7.88).
+    /// What swift-corelibs-foundation reports with libcurl's text, mostly as code -1 (read off
+    /// libcurl 7.88).
     static let curlTexts: [ErrorMapping] = {
-        func curl(_ text: String) -> @Sendable () -> any Error {
-            { URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: text]) }
+        func curl(_ text: String) -> @Sendable () -> any Error { coded(.unknown, text) }
+        func coded(_ code: URLError.Code, _ text: String) -> @Sendable () -> any Error {
+            { URLError(code, userInfo: [NSLocalizedDescriptionKey: text]) }
         }
         let untrusted = TransportFault.certificateUntrusted
         return [
@@ -313,6 +315,24 @@ struct ErrorClassificationTests {
                 "content coding", curl("Unrecognized content encoding type. libcurl understands deflate, gzip content encodings."),
                 .unofferedCoding(nil)),
             .init("anything else", curl("Something curl says"), .other("code -1")),
+            // Found by the hostile-answer fuzzer: each under a code that did not say what happened.
+            .init("not HTTP (-1002)", coded(.unsupportedURL, "Received HTTP/0.9 when not allowed"), .notHTTP),
+            .init("reset (-1002)", coded(.unsupportedURL, "Recv failure: Connection reset by peer"), .connectionLost),
+            .init("nothing (-1011)", coded(.badServerResponse, "Empty reply from server"), .connectionLost),
+            .init(
+                "a field Foundation cannot read", curl("Failed writing header"),
+                .malformedResponse(detail: "a header field cannot be read")),
+            .init("NUL in a field", curl("Nul byte in header"), .malformedResponse(detail: "a header field holds a NUL byte")),
+            .init(
+                "bad length", curl("Invalid Content-Length: value"),
+                .malformedResponse(detail: "the Content-Length cannot be read")),
+            .init(
+                "bad chunk size", curl("Illegal or missing hexadecimal sequence in chunked-encoding"),
+                .malformedResponse(detail: "the chunked framing is broken")),
+            .init(
+                "huge head", curl("Too large response headers: 319865 > 307200"),
+                .malformedResponse(detail: "the header is larger than allowed")),
+            .init("coding chain", curl("Reject response due to more than 5 content encodings"), .unofferedCoding(nil)),
         ]
     }()
 

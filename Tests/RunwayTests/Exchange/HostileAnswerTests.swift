@@ -1,5 +1,8 @@
 import Crypto
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 @testable import Runway
 import RunwayTestSupport
@@ -69,6 +72,26 @@ struct HostileAnswerTests {
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
         for junk in ["", "yesterday", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun Nov 6 08:49 1994", "Sun, 31 Foo 1994 08:49:37 GMT"] {
             #expect(HTTPDate.parse(junk) == nil, "\(junk)")
+        }
+    }
+
+    /// Found by the hostile-answer fuzzer: swift-corelibs-foundation traps when a redirect's
+    /// answer reaches a task that was cancelled while the delegate was asked (its deadline ran
+    /// out meanwhile). The transport never answers a cancelled task's redirect.
+    @Test("a redirect is answered for a running task, never for a cancelled one")
+    func noRedirectAnswerAfterCancel() async throws {
+        let server = try await RawHTTPServer.start { _ in .init("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", holdOpen: true) }
+        let transport = URLSessionTransport()
+        try await withCleanup({ await server.stop() }) {
+            let url = try #require(URL(string: server.baseURL + "/held"))
+            let handle = DataTaskHandle()
+            handle.start(transport.session.dataTask(with: url))
+            let answered = TestBox(0)
+            handle.answerRedirect { answered.mutate { $0 += 1 } }
+            #expect(answered.value == 1, "a running task's redirect is answered")
+            handle.cancel()
+            handle.answerRedirect { answered.mutate { $0 += 1 } }
+            #expect(answered.value == 1, "a cancelled task's is not: its cancellation ends it")
         }
     }
 }
