@@ -17,8 +17,8 @@ public import Runway
 /// host; it hands bodies on as they came off the wire, and the engine undoes their content
 /// coding. Cancelling the calling task cancels the request, which closes its connection: the
 /// engine's deadline over the whole exchange, head and body, and a load's cancellation end it
-/// that way: the API's timeout is the only deadline (AsyncHTTPClient's own deadline, the same
-/// instant, stops at the head; it sets no read timeout unless ``Connections/readTimeout`` asks
+/// that way: the API's timeout is the only deadline (AsyncHTTPClient's own deadline, a second
+/// later, stops at the head; it sets no read timeout unless ``Connections/readTimeout`` asks
 /// for one). It never follows
 /// redirects: a 3xx comes back as a response, and the `Engine` decides about the next hop. It
 /// lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
@@ -218,8 +218,10 @@ public final class AsyncHTTPClientTransport: Transport {
             let lease = try self.lease(
                 for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
             defer { release(lease) }
-            // AsyncHTTPClient's deadline covers the head only: a backstop behind the engine's.
-            let response = try await lease.client.execute(outbound, deadline: .now() + timeout)
+            // AsyncHTTPClient's deadline covers the head only: a backstop a second behind the
+            // engine's, so that the engine's deadline is the one that ends a silent exchange
+            // (as URLSession's idle timeout is the API's plus a second).
+            let response = try await lease.client.execute(outbound, deadline: .now() + timeout + .seconds(1))
             // A client the app passed in may follow redirects by itself; its answer skipped the
             // engine's checks of each hop, so it is refused.
             guard response.history.count <= 1 else { throw TransportFault.followedRedirects }

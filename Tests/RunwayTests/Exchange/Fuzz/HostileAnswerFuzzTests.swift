@@ -13,8 +13,10 @@ import Testing
 /// deadline, with a success never larger than the API's cap and memory bounded; never a trap.
 ///
 /// The suite runs a short seeded run; `Fuzz/fuzz-answers.sh` runs a long one (the count and
-/// the seed in `RUNWAY_FUZZ_INPUTS` and `RUNWAY_FUZZ_SEED`). Each crash found became a test in
-/// `HostileAnswerTests`.
+/// the seed in `RUNWAY_FUZZ_INPUTS` and `RUNWAY_FUZZ_SEED`), each mode in a process of its own,
+/// where resident memory is the run's alone and its growth is checked too. Each crash found
+/// became a test (`HostileAnswerTests`, `URLSessionPlatformTrapTests`, the curl rows of
+/// `ErrorClassificationTests`).
 @Suite("Hostile answers: the fuzzer", .timeLimit(.minutes(20)))
 struct HostileAnswerFuzzTests {
     /// The run's seed: fixed, unless the environment names another.
@@ -176,7 +178,11 @@ struct HostileAnswerFuzzTests {
         let grown = Self.residentMegabytes - before
         print("hostile answers through StubTransport (seed \(Self.seed)): \(tally); resident +\(grown) MB")
         #expect(tally.loads == inputs)
-        #expect(grown < 64, "memory stays bounded: +\(grown) MB over \(inputs) loads after the first 2,000")
+        // Resident memory is the whole process's: measured alone (a long run, one mode to a
+        // process), it is this run's; beside the rest of the suite, it is everyone's.
+        if Self.longRun != nil {
+            #expect(grown < 64, "memory stays bounded: +\(grown) MB over \(inputs) loads after the first 2,000")
+        }
     }
 
     @Test("over a real socket: every answer ends in a success or a typed error, in time, within the cap", arguments: TransportKind.allCases)
@@ -214,6 +220,8 @@ struct HostileAnswerFuzzTests {
         let grown = Self.residentMegabytes - before
         print("hostile answers over \(kind) (seed \(Self.seed)): \(tally); resident +\(grown) MB")
         #expect(tally.loads == inputs)
-        #expect(grown < 256, "memory stays bounded: +\(grown) MB over \(inputs) loads")
+        if Self.longRun != nil {
+            #expect(grown < 256, "memory stays bounded: +\(grown) MB over \(inputs) loads")
+        }
     }
 }
