@@ -46,14 +46,13 @@ public func withHarness<T>(
     cache: ResponseCache? = nil,
     sleep: (@Sendable (Duration) async throws -> Void)? = nil,
     network: NetworkMonitor? = nil,
-    readTimeout: TimeAmount? = nil,
     _ body: (Harness) async throws -> T
 ) async throws -> T {
     let server = try await DemoServer.start()
     let log = LogCapture()
     let nio: AsyncHTTPClientTransport? =
         transport == .asyncHTTPClient
-        ? AsyncHTTPClientTransport(connections: .init(readTimeout: readTimeout)) : nil
+        ? AsyncHTTPClientTransport() : nil
     let chosen: any Transport = nio ?? URLSessionTransport()
     let logger = Logger(label: "runway.test") { _ in log }
     let engine =
