@@ -51,11 +51,20 @@ public final class StubTransport: Transport {
         self.handler = handler
     }
 
-    /// Every request received so far, in order.
+    /// Every request received so far, in order, as it would have gone on the wire (its head,
+    /// body, timeout, API name, pins and chosen address; not its sink, cancellation or progress
+    /// callback).
     public var requests: [TransportRequest] { recorded.withLock { $0 } }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        recorded.withLock { $0.append(request) }
+        // What would have gone on the wire, without the exchange's plumbing: the sink (which
+        // holds the answer's body once it arrived), the cancellation handle and the progress
+        // callback would keep every answer of a long test alive.
+        var sent = request
+        sent.responseSink = nil
+        sent.cancellation = nil
+        sent.uploadProgress = nil
+        recorded.withLock { $0.append(sent) }
         try Task.checkCancellation()
         var response = try await handler(request)
         // A download: the canned body goes to the sink, as a real transport streams it.

@@ -36,6 +36,7 @@ enum URLSessionErrors {
         ("Illegal or missing hexadecimal sequence in chunked-encoding", "the chunked framing is broken"),
         ("Malformed encoding found in chunked-encoding", "the chunked framing is broken"),
         ("Too long hexadecimal number in chunked-encoding", "the chunked framing is broken"),
+        ("Failed reading the chunked-encoded stream", "the chunked framing is broken"),
         ("Unrecognized or bad HTTP Content or Transfer-Encoding", "the transfer coding cannot be read"),
         ("Too large response headers", "the header is larger than allowed"),
         ("Weird server reply", "the status line cannot be read"),
@@ -67,6 +68,8 @@ enum URLSessionErrors {
         if text.hasPrefix("Error while processing content unencoding") { return .undecodableBody }
         // CURLE_BAD_CONTENT_ENCODING for a chain of codings longer than curl takes.
         if text.hasPrefix("Reject response due to more than") { return .unofferedCoding(nil) }
+        // CURLE_WRITE_ERROR on the body: Foundation's own data callback stopped taking it.
+        if text.hasPrefix("Failed writing received data") { return .other("the body could not be taken") }
         // CURLE_UNSUPPORTED_PROTOCOL: bytes that are not an HTTP response at all.
         if text.hasPrefix("Received HTTP/0.9") { return .notHTTP }
         // CURLE_WEIRD_SERVER_REPLY and friends, and Foundation's own parser refusing a field

@@ -333,6 +333,12 @@ struct ErrorClassificationTests {
                 "huge head", curl("Too large response headers: 319865 > 307200"),
                 .malformedResponse(detail: "the header is larger than allowed")),
             .init("coding chain", curl("Reject response due to more than 5 content encodings"), .unofferedCoding(nil)),
+            .init(
+                "chunked stream", curl("Failed reading the chunked-encoded stream"),
+                .malformedResponse(detail: "the chunked framing is broken")),
+            .init(
+                "body not taken", curl("Failed writing received data to disk/application"),
+                .other("the body could not be taken")),
         ]
     }()
 

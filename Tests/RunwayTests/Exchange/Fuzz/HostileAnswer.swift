@@ -53,6 +53,24 @@ struct HostileAnswer: CustomStringConvertible {
         return "\(status) [\(shown)\(fields.count > 8 ? " | …\(fields.count - 8) more" : "")] body \(body.count) B \(framing)"
     }
 
+    /// The most header bytes an answer carries: past every transport's own limit (libcurl
+    /// refuses 300 KB, SwiftNIO's parser far less), so the refusal is fuzzed too, but no more —
+    /// a field repeated 200 times, then again, would otherwise make gigabytes that no transport
+    /// could hand over, and fill the fuzzer's memory, not Runway's.
+    static let headLimit = 320 * 1024
+
+    /// Drops the fields past ``headLimit``.
+    mutating func boundHead() {
+        var total = 0
+        var kept = 0
+        for field in fields {
+            total += field.name.utf8.count + field.value.utf8.count + 4
+            if total > Self.headLimit { break }
+            kept += 1
+        }
+        fields.removeLast(fields.count - kept)
+    }
+
     /// The answer as a transport would hand it to the engine: fields whose names HTTP allows
     /// (a transport's parser drops or refuses the others), the body whole.
     var transportResponse: TransportResponse {
@@ -202,6 +220,7 @@ enum HostileAnswers {
         if random.below(20) == 0 { return randomAnswer(&random) }
         var answer = template(random.below(12))
         for _ in 0...random.below(4) { mutate(&answer, &random) }
+        answer.boundHead()
         return answer
     }
 
