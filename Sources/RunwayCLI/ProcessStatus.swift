@@ -16,4 +16,19 @@ enum ProcessStatus {
     static func resetPeak(pid: Int32) {
         try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/\(pid)/clear_refs"))
     }
+
+    /// Gives the allocator's free pages back to the system (glibc's `malloc_trim`; nothing
+    /// elsewhere), so that a resident size read next is what is live, not what the allocator
+    /// keeps cached per thread — which differs between transports that run on different
+    /// threads, and reads as a leak when it is none.
+    static func trimHeap() {
+        #if canImport(Glibc)
+        _ = mallocTrim(0)
+        #endif
+    }
 }
+
+#if canImport(Glibc)
+/// glibc's `malloc_trim(3)`, which its Swift module does not export.
+@_silgen_name("malloc_trim") private func mallocTrim(_ pad: Int) -> Int32
+#endif

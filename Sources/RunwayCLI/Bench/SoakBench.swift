@@ -36,7 +36,7 @@ enum SoakBench {
     static func run(loads: Int, concurrency: Int, logger: Logger) async throws {
         let server = try ChildServer.start(demo: true)
         defer { server.stop() }
-        print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process), 5 % faults; resident memory of this process:")
+        print("Soak: \(loads) loads at \(concurrency) concurrent against \(server.baseURL) (a child process), 5 % faults; live memory of this process (resident, after malloc_trim):")
         try await rawURLSession(server: server, loads: loads, concurrency: concurrency)
         let nio = AsyncHTTPClientTransport()
         for (name, transport) in [("URLSession", URLSessionTransport() as any Transport), ("AsyncHTTPClient", nio)] {
@@ -110,9 +110,11 @@ enum SoakBench {
         }
     }
 
-    /// The resident set size of this process in megabytes (Linux `/proc`; 0 elsewhere).
+    /// The live memory of this process in megabytes: its resident size once the allocator has
+    /// given its free pages back (Linux `/proc`; 0 elsewhere).
     static func residentMegabytes() -> Int {
-        (ProcessStatus.kilobytes("VmRSS") ?? 0) / 1024
+        ProcessStatus.trimHeap()
+        return (ProcessStatus.kilobytes("VmRSS") ?? 0) / 1024
     }
 }
 
