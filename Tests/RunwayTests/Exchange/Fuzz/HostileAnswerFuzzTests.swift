@@ -124,8 +124,10 @@ struct HostileAnswerFuzzTests {
     ) {
         // Nothing cancels these loads: a cancellation is the harness's time running out, or a bug.
         if case .failure(.cancelled) = result { Issue.record("input \(input) ended as cancelled: \(answer())") }
-        // The engine's deadline ends every load; the grace covers a busy machine's scheduling.
-        #expect(took < deadline + .seconds(10), "input \(input) took \(took): \(answer())")
+        // The engine's deadline ends every load. The grace covers a busy machine's scheduling and
+        // a transport winding down a cancelled exchange; a load that hangs never ends at all.
+        // (The slowest load of each run is in its tally line.)
+        #expect(took < deadline + .seconds(30), "input \(input) took \(took): \(answer())")
         if case .success(let response) = result {
             #expect(response.body.count <= cap, "input \(input) delivered \(response.body.count) bytes: \(answer())")
         }
