@@ -107,7 +107,7 @@ extension Engine {
                 // The device went offline: no address is to blame, and none is left. (Also when the
                 // path is already back: the exchange was cut mid-way, so part of it may have
                 // left, and it is not sent elsewhere as if nothing had.)
-                if pathLost || (network.map { !$0.path.isReachable } ?? false) && error.isUnreachable {
+                if pathLost || ((network.map { !$0.path.isReachable } ?? false) && error.isUnreachable) {
                     seen.pathWentAway = true
                     throw error
                 }

@@ -9,7 +9,6 @@ import RunwayServer
 ///   head): only the client's own deadline should decide how long that is too long.
 /// - `GET /edges/repeated` — the field `X-Tag` twice (`one`, `two`) and two cookies in two
 ///   `Set-Cookie` fields, one with an `Expires` date (which holds a comma).
-/// - `GET /edges/retry-at?seconds=` — 429 with `Retry-After` as an HTTP date `seconds` from now.
 /// - `GET /edges/no-location?status=` — that 3xx status (default 302) with no `Location`.
 enum EdgeRoutes {
     static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
@@ -29,17 +28,6 @@ enum EdgeRoutes {
             response.headers.append(HTTPField(name: .setCookie, value: "first=1; Path=/"))
             response.headers.append(
                 HTTPField(name: .setCookie, value: "second=2; Expires=Wed, 21 Oct 2037 07:28:00 GMT; Path=/"))
-            return response
-        }
-        router.get("/edges/retry-at") { request, _ -> Response in
-            probe.record("/edges/retry-at")
-            let seconds = request.uri.queryParameters["seconds"].flatMap { Double(String($0)) } ?? 5
-            var response = JSONResponse.make(["code": 429, "reason": "slow_down"], status: .tooManyRequests)
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-            response.headers[.retryAfter] = formatter.string(from: Date().addingTimeInterval(seconds))
             return response
         }
         router.get("/edges/no-location") { request, _ -> Response in

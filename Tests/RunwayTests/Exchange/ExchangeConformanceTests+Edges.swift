@@ -48,10 +48,14 @@ extension ExchangeConformanceTests {
                 response.json?["headers"]?["cookie"]?.stringValue.map { "Cookie: \($0)" } ?? "no Cookie"
             }
         case .tooManyRequestsWithDate:
+            // The flaky route answers 429 once, with the wait as an HTTP date two seconds on.
             let api = AdHocAPI(
-                path: "/edges/retry-at", retryPolicy: RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(1), jitter: 0))
-            let outcome = Outcome(await engine.perform(api, params: ["seconds": 2]))
-            #expect(harness.probe.count("/edges/retry-at") == 1, "a 429 is delivered with its wait, not retried")
+                path: "/faults/flaky", retryPolicy: RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(1), jitter: 0))
+            let params: Parameters = [
+                "key": "retry-at", "failures": 1, "status": 429, "retry_after": .string(imfFixdate(Date().addingTimeInterval(2))),
+            ]
+            let outcome = Outcome(await engine.perform(api, params: params))
+            #expect(harness.probe.count("/faults/flaky/retry-at") == 1, "a 429 is delivered with its wait, not retried")
             return outcome
         case .redirectWithoutLocation:
             let outcome = Outcome(await engine.perform(AdHocAPI(path: "/edges/no-location"), params: [:]))

@@ -21,18 +21,23 @@ struct NetworkMonitorTests {
         }
     }
 
-    /// A `10.213.x` prefix no interface here holds: a run that was killed before its clean-up
-    /// leaves its veth behind, and a second link on the same subnet would take this one's
-    /// packets.
-    static func freeSubnet() async throws -> String {
-        let process = ChildProcess("/usr/sbin/ip", ["-4", "-o", "addr", "show"], output: .pipe)
+    /// What `executable` with `arguments` writes to its standard output, once it has exited.
+    static func output(of executable: String, _ arguments: [String]) async throws -> String {
+        let process = ChildProcess(executable, arguments, output: .pipe)
         try process.run()
         let reader = process.standardOutput
-        let listing = await offThePool { () -> String in
+        return await offThePool { () -> String in
             let data = reader?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }
+    }
+
+    /// A `10.213.x` prefix no interface here holds: a run that was killed before its clean-up
+    /// leaves its veth behind, and a second link on the same subnet would take this one's
+    /// packets.
+    static func freeSubnet() async throws -> String {
+        let listing = try await output(of: "/usr/sbin/ip", ["-4", "-o", "addr", "show"])
         let free = (0...255).filter { !listing.contains("10.213.\($0).") }
         guard let third = free.randomElement() else {
             throw RunwayError.invalidRequest(reason: "every 10.213.x subnet is taken on this host")
@@ -107,15 +112,7 @@ struct NetworkMonitorTests {
     static func runwayNetwork(in namespace: String, get url: String? = nil) async throws -> [String] {
         let load = url.map { ["--get", $0, "--timeout", "40"] } ?? []
         let arguments = ["netns", "exec", namespace, runwayExecutable().path, "network"] + load
-        let process = ChildProcess("/usr/sbin/ip", arguments, output: .pipe)
-        try process.run()
-        let reader = process.standardOutput
-        let text = await offThePool { () -> String in
-            let data = reader?.readDataToEndOfFile() ?? Data()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        return text.split(separator: "\n").map(String.init)
+        return try await output(of: "/usr/sbin/ip", arguments).split(separator: "\n").map(String.init)
     }
 
     @Test(
