@@ -130,6 +130,7 @@ public final class DemoServer: Sendable {
             EdgeRoutes.add(to: router, probe: probe)
             AuthRoutes.add(to: router, probe: probe)
             TransferRoutes.add(to: router, probe: probe)
+            CachingRoutes.add(to: router, probe: probe)
         }
         var logger = Logger(label: "runway.server")
         logger.logLevel = logLevel

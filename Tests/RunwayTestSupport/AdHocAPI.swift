@@ -29,6 +29,7 @@ public struct AdHocAPI: API {
     public var cachePolicy: CachePolicy
     public var maximumResponseSize: Int
     public var sendsTraceContextToOtherOrigins: Bool
+    public var sharesIdenticalLoads = true
 
     public init(
         service: ServiceID = .test, path: String, method: HTTPRequest.Method = .get, name: String = "AdHocAPI",

@@ -60,6 +60,10 @@ public protocol API: Sendable {
     var redirectPolicy: RedirectPolicy { get }
     /// What a load does while another is in flight. Default: ``RequestStrategy/allowConcurrent``.
     var requestStrategy: RequestStrategy { get }
+    /// Whether identical loads in flight at once (a `GET` or `HEAD` without a body, the same
+    /// params and header fields, the same sign-in) share one request, cached or not. Turn it off
+    /// for an endpoint whose every call must reach the server. Default `true`.
+    var sharesIdenticalLoads: Bool { get }
     /// When failed attempts are retried. Default: ``RetryPolicy/default``.
     var retryPolicy: RetryPolicy { get }
     /// Header fields of this API, over the service's common headers. Default: none.
@@ -131,6 +135,7 @@ extension API {
     public var totalTimeout: Duration? { nil }
     public var redirectPolicy: RedirectPolicy { .default }
     public var requestStrategy: RequestStrategy { .allowConcurrent }
+    public var sharesIdenticalLoads: Bool { true }
     public var retryPolicy: RetryPolicy { .default }
     public var headers: HTTPFields { [:] }
     public var responseFormat: ResponseFormat { .json }

@@ -22,11 +22,19 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public let hash: String
     /// The canonical text the hash is taken of.
     public let canonical: String
+    /// The header fields the service and the API give the request: what a response's `Vary`
+    /// is matched against (``CacheVariant``). Not part of the identity.
+    let requestFields: HTTPFields
+
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool { lhs.canonical == rhs.canonical }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(canonical) }
 
     init?(api: some API, service: Service, params: Parameters) {
         var fields = service.commonHeaders
         for field in api.headers { fields[fields: field.name] = [] }
         fields.append(contentsOf: api.headers)
+        requestFields = fields
         let carriesCredential = fields[.authorization] != nil || fields[.cookie] != nil
             || (service.credentials.authentication != nil && api.authenticates) || service.credentials.cookies != nil
             || Engine.adapters(of: api, service: service).contains { $0.writesCredentials }
@@ -74,6 +82,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     var sensitiveComponent: String?
     /// The URL that answered, after redirects.
     var url: String?
+    /// The request's values of the fields the response's `Vary` names (``CacheVariant``);
+    /// `nil` without `Vary`.
+    var variant: String?
 
     /// What the entry holds: the body, its parsed tree (often several times the body), and the
     /// entry itself.
@@ -81,7 +92,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     @_spi(Benchmarks) public init(
         key: String, status: Int, headers: HTTPFields, body: Data, json: JSON?, storedAt: Date, expiresAt: Date,
-        apiName: String, sensitiveComponent: String?, url: String? = nil
+        apiName: String, sensitiveComponent: String?, url: String? = nil, variant: String? = nil
     ) {
         self.key = key
         self.status = status
@@ -94,6 +105,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.apiName = apiName
         self.sensitiveComponent = sensitiveComponent
         self.url = url
+        self.variant = variant
     }
 
     /// The body, for benchmarks that read entries back.

@@ -50,15 +50,43 @@ public struct CachePolicy: Sendable, Hashable {
     /// or a cookie is cached only under one. Default `nil`.
     public var sensitiveComponent: String?
     /// Request header fields whose values change the response, so that they are part of the
-    /// key, beyond `Accept-Language` which always is. Default: none.
+    /// key, beyond `Accept-Language` which always is. A response's own `Vary` joins them.
+    /// Default: none.
     public var varyingHeaderFields: [HTTPField.Name]
+    /// Whose lifetime applies when the server gives none. Default ``Freshness/policy``.
+    public var freshness: Freshness
+    /// Deliver an expired entry, marked stale, when the server answers with a 5xx or the
+    /// connection fails — not only when the network is unreachable. A response's own
+    /// `stale-if-error` allows this for its window without it; `must-revalidate` and
+    /// `no-cache` forbid it. Default `false`.
+    public var staleIfError: Bool
+    /// Deliver the stored answer at once, marked stale, and then the network's, in that
+    /// order: to a manager's delegate (two deliveries of one load) and to
+    /// ``APIManager/updates(with:body:)``. A caller awaiting one value gets the network's.
+    /// Default `false`.
+    public var cacheThenNetwork: Bool
+
+    /// Whose lifetime decides how long an entry is fresh.
+    ///
+    /// Either way the server's word is a limit (`no-store` is never kept, `max-age` / `Expires`
+    /// cap freshness, `no-cache` means revalidate on every use) and the API's lifetimes
+    /// (``memoryLifetime``, ``diskLifetime``) are a ceiling.
+    public enum Freshness: Sendable, Hashable {
+        /// The API's lifetimes, capped by the server's when it gives one.
+        case policy
+        /// The server's, as RFC 9111 says for a private cache: without an explicit lifetime, a
+        /// tenth of the time since `Last-Modified` (at most a week), else none (revalidated on
+        /// every use).
+        case server
+    }
 
     /// Creates a policy; the static members (``none``, ``memory(lifetime:staleIfOffline:)``,
     /// ``memoryAndDisk(memoryLifetime:diskLifetime:staleIfOffline:)``) read better.
     public init(
         tiers: Tiers, memoryLifetime: Duration = .seconds(180), diskLifetime: Duration = .seconds(86_400),
         staleIfOffline: Bool = false, version: Int = 0, ignoredParams: Set<String> = [],
-        sensitiveComponent: String? = nil, varyingHeaderFields: [HTTPField.Name] = []
+        sensitiveComponent: String? = nil, varyingHeaderFields: [HTTPField.Name] = [], freshness: Freshness = .policy,
+        staleIfError: Bool = false, cacheThenNetwork: Bool = false
     ) {
         self.tiers = tiers
         self.memoryLifetime = memoryLifetime
@@ -68,6 +96,9 @@ public struct CachePolicy: Sendable, Hashable {
         self.ignoredParams = ignoredParams
         self.sensitiveComponent = sensitiveComponent
         self.varyingHeaderFields = varyingHeaderFields
+        self.freshness = freshness
+        self.staleIfError = staleIfError
+        self.cacheThenNetwork = cacheThenNetwork
     }
 
     /// No caching; the default of an ``API``.
@@ -83,6 +114,27 @@ public struct CachePolicy: Sendable, Hashable {
         memoryLifetime: Duration = .seconds(180), diskLifetime: Duration = .seconds(86_400), staleIfOffline: Bool = false
     ) -> CachePolicy {
         CachePolicy(tiers: .memoryAndDisk, memoryLifetime: memoryLifetime, diskLifetime: diskLifetime, staleIfOffline: staleIfOffline)
+    }
+
+    /// Caches as RFC 9111 says for a private cache — the server's lifetimes, validators, `Vary`,
+    /// `stale-while-revalidate` and `stale-if-error` — with `ceiling` as the longest any entry
+    /// stays fresh in either tier.
+    public static func followingServer(tiers: Tiers = .memoryAndDisk, ceiling: Duration = .seconds(86_400)) -> CachePolicy {
+        CachePolicy(tiers: tiers, memoryLifetime: ceiling, diskLifetime: ceiling, freshness: .server)
+    }
+
+    /// This policy with ``staleIfError`` set.
+    public func staleIfError(_ allowed: Bool = true) -> CachePolicy {
+        var policy = self
+        policy.staleIfError = allowed
+        return policy
+    }
+
+    /// This policy with ``cacheThenNetwork`` set.
+    public func cacheThenNetwork(_ enabled: Bool = true) -> CachePolicy {
+        var policy = self
+        policy.cacheThenNetwork = enabled
+        return policy
     }
 
     /// This policy with ``version`` set.
@@ -121,12 +173,32 @@ public enum ResponseOrigin: Sendable, Hashable {
     /// Fetched from the network for this load.
     case network
     /// Answered by a cache tier; `age` is the time since it was fetched; `isStale` marks an
-    /// expired entry delivered because the network was unreachable.
+    /// expired entry delivered when the server could not be asked or failed (stale-if-offline,
+    /// stale-if-error), while it is refreshed (`stale-while-revalidate`), or ahead of the
+    /// network's answer (``CachePolicy/cacheThenNetwork``).
     case cache(tier: CacheTier, age: Duration, isStale: Bool)
+    /// A stored answer the server confirmed unchanged (`304 Not Modified` to a conditional
+    /// request): the stored body, with the header fields the `304` refreshed. A network round
+    /// trip, but not the body.
+    case revalidated(tier: CacheTier)
 
-    /// Whether a cache answered.
+    /// Whether a cache answered (revalidated or not).
     public var isCached: Bool {
-        if case .cache = self { return true }
+        if case .network = self { return false }
+        return true
+    }
+
+    /// Whether the server was asked for this answer (a network answer or a revalidation).
+    var askedServer: Bool {
+        switch self {
+        case .network, .revalidated: true
+        case .cache: false
+        }
+    }
+
+    /// Whether the answer is an expired entry delivered without the server's confirmation.
+    public var isStale: Bool {
+        if case .cache(_, _, true) = self { return true }
         return false
     }
 }

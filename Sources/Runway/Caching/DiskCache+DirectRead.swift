@@ -30,7 +30,7 @@ extension DiskCache {
                     status: Int(clamping: sqlite3_column_int64(handle, 0)), headers: blob(handle, 1) ?? Data(), body: blob(handle, 2),
                     file: text(handle, 3), storedAt: sqlite3_column_double(handle, 4),
                     expiresAt: sqlite3_column_double(handle, 5), apiName: text(handle, 6) ?? "",
-                    sensitiveComponent: text(handle, 7), url: text(handle, 8))
+                    sensitiveComponent: text(handle, 7), url: text(handle, 8), variant: text(handle, 9))
             default:
                 let message = db.sqliteConnection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: DiskCacheSchema.selectSQL)
@@ -65,5 +65,6 @@ extension DiskCache {
         var apiName: String
         var sensitiveComponent: String?
         var url: String?
+        var variant: String?
     }
 }

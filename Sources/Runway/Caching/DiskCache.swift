@@ -147,7 +147,8 @@ public import RunwayStorage
             return CachedEntry(
                 key: key, status: found.status, headers: Self.decodeHeaders(found.headers), body: body, json: nil,
                 storedAt: Date(timeIntervalSince1970: found.storedAt), expiresAt: Date(timeIntervalSince1970: found.expiresAt),
-                apiName: found.apiName, sensitiveComponent: found.sensitiveComponent, url: found.url)
+                apiName: found.apiName, sensitiveComponent: found.sensitiveComponent, url: found.url,
+                variant: found.variant)
         } catch {
             logger.warning("runway cache: disk read failed", metadata: ["error": "\(error)"])
             recover(from: error, seenOn: pool)
@@ -181,7 +182,7 @@ public import RunwayStorage
                 try db.cachedStatement(sql: DiskCacheSchema.insertSQL).execute(arguments: [
                     entry.key, entry.status, headers, inline ? entry.body : nil, file, size,
                     entry.storedAt.timeIntervalSince1970, entry.expiresAt.timeIntervalSince1970, now.timeIntervalSince1970,
-                    entry.apiName, entry.sensitiveComponent, entry.url,
+                    entry.apiName, entry.sensitiveComponent, entry.url, entry.variant,
                 ])
                 // Read leniently: a row of a tampered file may hold anything.
                 return (old.flatMap { Int64.fromDatabaseValue($0[0]) } ?? 0, old.flatMap { String.fromDatabaseValue($0[1]) })

@@ -27,18 +27,22 @@ enum DiskCacheSchema {
                 CREATE INDEX entry_sensitive ON entry(sensitive);
                 """)
         }
+        // The request's values of the fields a response's `Vary` names.
+        migrator.registerMigration("entries-v2-variant") { db in
+            try db.execute(sql: "ALTER TABLE entry ADD COLUMN variant TEXT")
+        }
         return migrator
     }
 
     /// An entry by key: what a lookup reads.
     static let selectSQL =
-        "SELECT status, headers, body, file, stored_at, expires_at, api, sensitive, url FROM entry WHERE key = ?"
+        "SELECT status, headers, body, file, stored_at, expires_at, api, sensitive, url, variant FROM entry WHERE key = ?"
     /// The size and file of the entry a store replaces.
     static let previousSQL = "SELECT size, file FROM entry WHERE key = ?"
     /// A store.
     static let insertSQL = """
-        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT OR REPLACE INTO entry (key, status, headers, body, file, size, stored_at, expires_at, accessed_at, api, sensitive, url, variant)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     /// The bytes of every entry.
     static let totalSizeSQL = "SELECT COALESCE(SUM(size), 0) FROM entry"

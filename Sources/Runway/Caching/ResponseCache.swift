@@ -144,17 +144,35 @@ public final class ResponseCache: Sendable {
         var entry: CachedEntry
         var tier: CacheTier
         var isExpired: Bool
+
+        /// The stored response's `Cache-Control`.
+        var control: CacheControl { CacheControl(entry.headers) }
+
+        /// The conditional fields that ask the server whether the entry is still current
+        /// (RFC 9110 §13.1): `If-None-Match` from its `ETag`, `If-Modified-Since` from its
+        /// `Last-Modified`. Empty when it has neither.
+        var conditions: HTTPFields {
+            var fields = HTTPFields()
+            if let tag = entry.headers[.eTag] { fields[.ifNoneMatch] = tag }
+            if let modified = entry.headers[.lastModified] { fields[.ifModifiedSince] = modified }
+            return fields
+        }
+
+        /// How long the entry has been stale at `now`; zero while fresh.
+        func staleness(at now: Date) -> TimeInterval { max(0, now.timeIntervalSince(entry.expiresAt)) }
     }
 
     /// Memory, then disk (promoting a disk hit). Expired entries are returned only with
-    /// `allowExpired` (for stale-if-offline). The disk is read on its own queue: the caller
-    /// suspends, and no thread of the cooperative pool waits for SQLite.
+    /// `allowExpired` (to revalidate, or to stand in when the server cannot answer). The disk is
+    /// read on its own queue: the caller suspends, and no thread of the cooperative pool waits
+    /// for SQLite. An entry whose response's `Vary` names fields this request has other values
+    /// of is no hit.
     ///
     /// With `parsesJSON` (an API whose format is JSON), a disk hit is parsed here, once, and
     /// promoted to memory with its tree, so later memory hits parse nothing.
     func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool, parsesJSON: Bool = false) async -> Hit? {
         let now = self.now()
-        if let entry = memory.entry(key.hash) {
+        if let entry = memory.entry(key.hash), Self.answers(entry, key) {
             if entry.expiresAt > now { return Hit(entry: entry, tier: .memory, isExpired: false) }
             if allowExpired, policy.tiers == .memory { return Hit(entry: entry, tier: .memory, isExpired: true) }
         }
@@ -167,7 +185,7 @@ public final class ResponseCache: Sendable {
         guard var entry = await disk.onQueue({ () -> CachedEntry? in
             defer { afterDiskRead?() }
             return disk.entry(hash, now: now)
-        }) else { return nil }
+        }), Self.answers(entry, key) else { return nil }
         let fresh = entry.expiresAt > now
         if parsesJSON, !entry.body.isEmpty { entry.json = try? JSON(parsing: entry.body) }
         if fresh {
@@ -181,11 +199,17 @@ public final class ResponseCache: Sendable {
         return Hit(entry: entry, tier: .disk, isExpired: !fresh)
     }
 
+    /// Whether `entry` may answer a request with `key`'s fields (its `Vary`).
+    private static func answers(_ entry: CachedEntry, _ key: CacheKey) -> Bool {
+        entry.variant == nil && !entry.headers.contains(.vary) ? true
+            : CacheVariant.matches(stored: entry.variant, headers: entry.headers, request: key.requestFields)
+    }
+
     /// A fresh entry of the memory tier, without touching the disk: what a new network flight
     /// checks first, because a load that missed the cache while an earlier flight for the same
     /// key was ending finds that flight's answer here (it is stored before the flight ends).
     func freshInMemory(_ key: CacheKey) -> Hit? {
-        guard let entry = memory.entry(key.hash), entry.expiresAt > now() else { return nil }
+        guard let entry = memory.entry(key.hash), entry.expiresAt > now(), Self.answers(entry, key) else { return nil }
         return Hit(entry: entry, tier: .memory, isExpired: false)
     }
 
@@ -213,19 +237,26 @@ public final class ResponseCache: Sendable {
             "Trailer", "Upgrade",
         ].compactMap { HTTPField.Name($0) })
 
+    /// Keeps `response` as the server allows (``Freshness``): never a `no-store` or `Vary: *`
+    /// answer; fresh in each tier for the API's lifetime there, capped by the server's.
     private func keep(_ response: RawResponse, key: CacheKey, api: some API, policy: CachePolicy, generation expected: Int) {
         let now = self.now()
+        let received = response.response.headerFields
+        let freshness = Freshness(headers: received, arrivedAt: now)
+        guard freshness.mayStore(received) else { return }
         var headers = HTTPFields()
-        for field in response.response.headerFields where !Self.neverStored.contains(field.name) { headers.append(field) }
+        for field in received where !Self.neverStored.contains(field.name) { headers.append(field) }
         let entry = CachedEntry(
             key: key.hash, status: response.status.code, headers: headers, body: response.body, json: response.json,
-            storedAt: now, expiresAt: now.addingTimeInterval(policy.memoryLifetime.seconds), apiName: api.name,
-            sensitiveComponent: policy.sensitiveComponent, url: response.url?.absoluteString)
+            storedAt: now,
+            expiresAt: freshness.expiry(arrivedAt: now, ceiling: policy.memoryLifetime, mode: policy.freshness),
+            apiName: api.name, sensitiveComponent: policy.sensitiveComponent, url: response.url?.absoluteString,
+            variant: CacheVariant.text(for: CacheVariant.names(in: received), request: key.requestFields))
         memory.store(entry)
         if policy.tiers == .memoryAndDisk, let disk {
             var onDisk = entry
             onDisk.json = nil
-            onDisk.expiresAt = now.addingTimeInterval(policy.diskLifetime.seconds)
+            onDisk.expiresAt = freshness.expiry(arrivedAt: now, ceiling: policy.diskLifetime, mode: policy.freshness)
             let generation = self.generation
             let queued = onDisk
             disk.queue.async {

@@ -3,12 +3,16 @@ import HTTPTypes
 
 extension Engine {
     /// The load of a cacheable API: memory then disk, an identical load in flight joined, the
-    /// network, the answer stored — and a stale entry when the network is unreachable and the
-    /// policy allows it.
+    /// network — asked conditionally when a stored entry has validators, a `304` delivering the
+    /// stored body — the answer stored as the server allows, and a stored answer standing in
+    /// when the server cannot answer and the server's word and the policy allow it.
+    ///
+    /// - parameter preview: Receives the stored answer, marked stale, before the network is
+    ///   asked (``CachePolicy/cacheThenNetwork``).
     func performCachedLoad<Endpoint: API>(
         _ api: Endpoint, key: CacheKey, cache: ResponseCache, registered: RegisteredService, params: Parameters,
         loadID: LoadID, ignoringCache: Bool, cancellation: LoadCancellation?, trace: LoadTrace?,
-        started: ContinuousClock.Instant,
+        started: ContinuousClock.Instant, preview: (@Sendable (RawResponse) async -> Void)? = nil,
         land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let service = registered.service
@@ -19,28 +23,45 @@ extension Engine {
             if policy.tiers == .memoryAndDisk, TypeName.dependsOnLaunch(api) { policy.tiers = .memory }
             return policy
         }()
-        let lookup: Duration?
-        if ignoringCache {
-            lookup = nil
-        } else {
-            let lookupTrace = trace?.child("cache lookup")
-            let lookupStarted = ContinuousClock.now
-            let hit = await cache.lookup(key, policy: policy, allowExpired: false, parsesJSON: api.responseFormat == .json)
-            lookup = ContinuousClock.now - lookupStarted
-            lookupTrace?.set("runway.cache.result", hit == nil ? "miss" : "hit")
-            lookupTrace?.set("runway.cache.tier", hit?.tier.rawValue)
-            lookupTrace?.end()
-            if let hit {
-                let result = landFromCache(
-                    hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
-                log(loadID, api, service: service.id, result, Attempts(bytes: hit.entry.body.count), started: started)
-                return (result, nil)
+        let parsesJSON = api.responseFormat == .json
+        let lookupTrace = trace?.child("cache lookup")
+        let lookupStarted = ContinuousClock.now
+        // Fresh or not: a stale entry still has validators, and may answer while it is refreshed.
+        let stored = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: parsesJSON)
+        let lookup = ContinuousClock.now - lookupStarted
+        let usable = ignoringCache ? nil : stored.flatMap { hit in usableWithoutServer(hit, now: cache.now()) }
+        lookupTrace?.set("runway.cache.result", usable == nil ? "miss" : "hit")
+        lookupTrace?.set("runway.cache.tier", stored?.tier.rawValue)
+        lookupTrace?.end()
+        if let usable {
+            let result = landFromCache(
+                usable.hit, api: api, service: service, registered: registered, params: params, lookup: lookup,
+                stale: usable.refresh, trace: trace)
+            log(loadID, api, service: service.id, result, Attempts(bytes: usable.hit.entry.body.count), started: started)
+            // stale-while-revalidate: answered now, refreshed behind the caller's back (joined by
+            // any identical load meanwhile).
+            if usable.refresh {
+                Task.detached { [self] in
+                    _ = await performCachedLoad(
+                        api, key: key, cache: cache, registered: registered, params: params, loadID: .next(),
+                        ignoringCache: true, cancellation: nil, trace: nil, started: .now, land: land)
+                }
             }
+            return (result, nil)
+        }
+        if policy.cacheThenNetwork, let stored, let preview,
+            case .success(let early) = landFromCache(
+                stored, api: api, service: service, registered: registered, params: params, lookup: lookup, stale: true,
+                trace: trace)
+        {
+            await preview(early)
         }
         if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         let attemptsSeen = Locked(Attempts())
         let metrics = self.metrics
         let apiName = api.name
+        // Asked conditionally: a 304 confirms the stored body, which then answers.
+        let validated = stored.flatMap { $0.conditions.isEmpty ? nil : $0 }
         // The shared call runs in the coalescer's task: this load's handle only makes it leave.
         var result = await coalescer.run(
             key.hash, cancellation: cancellation,
@@ -52,12 +73,28 @@ extension Engine {
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {
-                return landFromCache(hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
+                return landFromCache(
+                    hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
             }
             let generation = cache.currentGeneration
             let signIn = service.credentials.authentication?.epoch
+            var hooks = TransferHooks()
+            if let validated {
+                let conditions = validated.conditions
+                hooks.prepare = { built in
+                    for field in conditions where built.head.headerFields[field.name] == nil {
+                        built.head.headerFields.append(field)
+                    }
+                }
+            }
             let (result, attempts) = await runAttempts(
-                api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
+                api, params: params, registered: registered, hooks: hooks, loadID: loadID, trace: trace
+            ) { response, request, attempt in
+                guard let validated, response.head.status.code == 304 else { return land(response, request, attempt) }
+                return landRevalidated(
+                    validated, notModified: response, request: request, api: api, service: service, attempt: attempt,
+                    trace: trace)
+            }
             attemptsSeen.withLock { seen in
                 let joined = seen.joined
                 seen = attempts
@@ -69,12 +106,16 @@ extension Engine {
             }
             return result
         }
-        if policy.staleIfOffline, case .failure(let error) = result, error.isUnreachable,
-            let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: api.responseFormat == .json)
+        // Read again: an entry removed meanwhile (a sign-out) never stands in.
+        if case .failure(let error) = result,
+            let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: parsesJSON),
+            standsIn(stale, for: error, policy: policy, now: cache.now())
         {
-            result = landFromCache(stale, api: api, service: service, registered: registered, params: params, lookup: nil, trace: trace)
+            result = landFromCache(
+                stale, api: api, service: service, registered: registered, params: params, lookup: nil, stale: true,
+                trace: trace)
         }
-        if let lookup, case .success(var response) = result, response.origin == .network {
+        if case .success(var response) = result, response.origin.askedServer {
             response.timings[.cacheLookup] = lookup
             result = .success(response)
         }
@@ -84,13 +125,55 @@ extension Engine {
         return (result, attempts.retryAfter)
     }
 
+    /// A stored entry that answers without asking the server: a fresh one, or — within the
+    /// server's `stale-while-revalidate` window, unless it forbids stale use — a stale one that
+    /// answers while it is refreshed (`refresh`).
+    private func usableWithoutServer(_ hit: ResponseCache.Hit, now: Date) -> (hit: ResponseCache.Hit, refresh: Bool)? {
+        guard hit.isExpired else { return (hit, false) }
+        let control = hit.control
+        guard let window = control.staleWhileRevalidate, !control.mustRevalidate, !control.noCache,
+            hit.staleness(at: now) <= TimeInterval(window)
+        else { return nil }
+        return (hit, true)
+    }
+
+    /// Whether a stored entry stands in for a load that failed with `error`: never when the
+    /// server said `must-revalidate` or `no-cache`; when the network is unreachable, with
+    /// ``CachePolicy/staleIfOffline``; when the server failed (a 5xx, a lost or refused
+    /// connection, a timeout), with ``CachePolicy/staleIfError`` or within the response's own
+    /// `stale-if-error` window.
+    private func standsIn(_ hit: ResponseCache.Hit, for error: RunwayError, policy: CachePolicy, now: Date) -> Bool {
+        let control = hit.control
+        guard !control.mustRevalidate, !control.noCache else { return false }
+        if policy.staleIfOffline, error.isUnreachable { return true }
+        guard Revalidation.isServerFailure(error) else { return false }
+        if policy.staleIfError { return true }
+        guard let window = control.staleIfError else { return false }
+        return hit.staleness(at: now) <= TimeInterval(window)
+    }
+
+    /// Lands the stored answer a `304` confirmed: its body, its header fields refreshed by the
+    /// 304's, as ``ResponseOrigin/revalidated(tier:)``.
+    private func landRevalidated(
+        _ hit: ResponseCache.Hit, notModified: TransportResponse, request: HTTPRequest, api: some API, service: Service,
+        attempt: Int, trace: LoadTrace?
+    ) -> Result<RawResponse, RunwayError> {
+        let fields = Revalidation.merge(stored: hit.entry.headers, notModified: notModified.head.headerFields)
+        var response = TransportResponse(
+            head: HTTPResponse(status: .init(code: hit.entry.status), headerFields: fields), body: hit.entry.body)
+        response.timings = notModified.timings
+        return Landing.land(
+            response, request: request, api: api, service: service, attempts: attempt, origin: .revalidated(tier: hit.tier),
+            parsed: hit.entry.json, trace: trace)
+    }
+
     /// Lands a cached entry like a network response: the convention and the response validator
     /// run again.
     ///
     /// - parameter lookup: How long the lookup took, for the answer's timings.
     private func landFromCache(
         _ hit: ResponseCache.Hit, api: some API, service: Service, registered: RegisteredService, params: Parameters,
-        lookup: Duration?, trace: LoadTrace?
+        lookup: Duration?, stale: Bool? = nil, trace: LoadTrace?
     ) -> Result<RawResponse, RunwayError> {
         var request = (try? RequestBuilder.build(api: api, service: service, base: registered.baseURL.get(), params: params).head)
             ?? HTTPRequest(method: api.method, scheme: nil, authority: nil, path: api.path)
@@ -110,6 +193,6 @@ extension Engine {
         response.timings = timings
         return Landing.land(
             response, request: request, api: api, service: service, attempts: 0,
-            origin: .cache(tier: hit.tier, age: age, isStale: hit.isExpired), parsed: hit.entry.json, trace: trace)
+            origin: .cache(tier: hit.tier, age: age, isStale: stale ?? hit.isExpired), parsed: hit.entry.json, trace: trace)
     }
 }

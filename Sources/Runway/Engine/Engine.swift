@@ -257,20 +257,23 @@ public final class Engine: Sendable {
     ///
     /// - parameter trace: The load's span, when the caller started it (a manager that reforms
     ///   within the load); otherwise the engine starts and ends one when it has a tracer.
+    /// - parameter preview: Receives the stored answer, marked stale, before the network is asked,
+    ///   for an API whose policy says ``CachePolicy/cacheThenNetwork``.
     func perform<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool,
-        hooks: TransferHooks, cancellation: LoadCancellation? = nil, trace: LoadTrace? = nil
+        hooks: TransferHooks, cancellation: LoadCancellation? = nil, trace: LoadTrace? = nil,
+        preview: (@Sendable (RawResponse) async -> Void)? = nil
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let loadID = loadID ?? .next()
         guard trace == nil, let tracer else {
             return await performLoad(
                 api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
-                cancellation: cancellation, trace: trace)
+                cancellation: cancellation, trace: trace, preview: preview)
         }
         let own = LoadTrace.start(api, loadID: loadID, tracer: tracer)
         let outcome = await performLoad(
             api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
-            cancellation: cancellation, trace: own)
+            cancellation: cancellation, trace: own, preview: preview)
         own.end(outcome.result)
         return outcome
     }
@@ -283,7 +286,8 @@ public final class Engine: Sendable {
     /// One load: cache, then network, landed, logged, recorded — with `trace`'s child spans.
     private func performLoad<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
-        hooks: TransferHooks, cancellation: LoadCancellation?, trace: LoadTrace?
+        hooks: TransferHooks, cancellation: LoadCancellation?, trace: LoadTrace?,
+        preview: (@Sendable (RawResponse) async -> Void)?
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
         let started = ContinuousClock.now
         guard let registered = services.withLock({ $0[api.service] }) else {
@@ -310,14 +314,20 @@ public final class Engine: Sendable {
         guard let cache, policy.tiers != .none, api.method == .get || api.method == .head, body == nil,
             let key = CacheKey(api: api, service: service, params: params)
         else {
-            let (result, attempts) = await runAttempts(
-                api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
-                loadID: loadID, trace: trace, land: land)
-            log(loadID, api, service: service.id, result, attempts, started: started)
-            return (result, attempts.retryAfter)
+            guard let flight = FlightKey(api: api, service: service, params: params, body: body, hooks: hooks) else {
+                let (result, attempts) = await runAttempts(
+                    api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
+                    loadID: loadID, trace: trace, land: land)
+                log(loadID, api, service: service.id, result, attempts, started: started)
+                return (result, attempts.retryAfter)
+            }
+            return await performSharedLoad(
+                api, flight: flight, registered: registered, params: params, loadID: loadID, cancellation: cancellation,
+                trace: trace, started: started, land: land)
         }
         return await performCachedLoad(
             api, key: key, cache: cache, registered: registered, params: params, loadID: loadID,
-            ignoringCache: ignoringCache, cancellation: cancellation, trace: trace, started: started, land: land)
+            ignoringCache: ignoringCache, cancellation: cancellation, trace: trace, started: started, preview: preview,
+            land: land)
     }
 }

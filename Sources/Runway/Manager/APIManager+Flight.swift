@@ -14,12 +14,12 @@ extension APIManager {
     func begin(
         params: Parameters, body: RequestBody? = nil, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
         ignoringCache: Bool = false, beforeLanding: (@Sendable (Result<RawResponse, RunwayError>) -> Void)? = nil,
-        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
+        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil, onPreview: ((RawResponse) -> Void)? = nil
     ) -> LoadID? {
         let flight: Flight
         switch admitLoad(
             params: params, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter, joinable: true,
-            onFinish: onFinish)
+            onFinish: onFinish, onPreview: onPreview)
         {
         case .refused(let entry, let error):
             deliverLater(entry, .failure(error))
@@ -34,9 +34,14 @@ extension APIManager {
         let api = self.api
         // Started off the main actor (the engine's work never needs it). The caller that started
         // the load, while it still waits, lands it as it resumes; otherwise one hop back to land.
+        // Cache then network: the stored answer reaches the main actor before the network is asked.
+        let preview: (@Sendable (RawResponse) async -> Void)? =
+            api.cachePolicy.cacheThenNetwork
+            ? { @Sendable [weak self] (response: RawResponse) async -> Void in await self?.deliverPreview(id, response) } : nil
         let task = Task.detached(priority: Task.currentPriority) { [weak self] in
             let result = await engine.perform(
-                api, params: params, body: body, loadID: id, ignoringCache: ignoringCache, hooks: TransferHooks()
+                api, params: params, body: body, loadID: id, ignoringCache: ignoringCache, hooks: TransferHooks(),
+                preview: preview
             ).result
             beforeLanding?(result)
             if let waiter, waiter.resolve(.land(id, result)) { return }
@@ -54,12 +59,12 @@ extension APIManager {
     ///   caller's task may not.
     func admitLoad(
         params: Parameters, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?, joinable: Bool,
-        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil
+        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil, onPreview: ((RawResponse) -> Void)? = nil
     ) -> LoadAdmission {
         let id = LoadID.next()
         let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
         let interceptors = self.interceptors
-        let flight = Flight(call: call, interceptors: interceptors, onFinish: onFinish)
+        let flight = Flight(call: call, interceptors: interceptors, onFinish: onFinish, onPreview: onPreview)
         func refused(_ error: RunwayError) -> LoadAdmission {
             .refused(
                 LoadBook.Entry(context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? []),
@@ -136,6 +141,20 @@ extension APIManager {
         for interceptor in entry.context.interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
         deliver(entry, result)
         return true
+    }
+
+    /// The stored answer of a cache-then-network load reached the main actor, ahead of the
+    /// network's: delivered to the delegate as a success (``ResponseOrigin/isStale``), kept as
+    /// ``rawResponse`` — unless the load already ended (cancelled, superseded), so that a stored
+    /// answer never follows the network's.
+    func deliverPreview(_ id: LoadID, _ response: RawResponse) {
+        guard let entry = book.entries[id] else { return }
+        rawResponse = response
+        lastError = nil
+        successes += 1
+        if (newestSucceeded?.rawValue ?? 0) < id.rawValue { newestSucceeded = id }
+        entry.context.onPreview?(response)
+        if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: id) }
     }
 
     /// A transfer's outcome reached the main actor: landed as ``land(_:_:)`` lands a load's;

@@ -176,6 +176,33 @@ public final class APIManager<Endpoint: API>: APIManaging {
         }
     }
 
+    /// Loads and delivers each answer as it comes: for an API whose policy says
+    /// ``CachePolicy/cacheThenNetwork``, the stored answer at once (marked stale,
+    /// ``ResponseOrigin/isStale``) and then the network's — in that order, never the stored one
+    /// after the network's; otherwise the one answer. The stream ends after the network's
+    /// outcome (a success or the ``RunwayError``); ending the iteration cancels the load.
+    ///
+    /// ```swift
+    /// for await update in manager.updates(with: ["city": "sh"]) {
+    ///     if case .success(let response) = update { show(try await manager.reformNewest(response, of: …)) }
+    /// }
+    /// ```
+    public func updates(
+        with params: Parameters? = nil, body: RequestBody? = nil
+    ) -> AsyncStream<Result<RawResponse, RunwayError>> {
+        let (stream, continuation) = AsyncStream<Result<RawResponse, RunwayError>>.makeStream()
+        let waiter = Waiter()
+        begin(
+            params: resolve(params), body: body, strategy: api.requestStrategy, notifiesDelegate: false, waiter: waiter,
+            onPreview: { continuation.yield(.success($0)) })
+        let task = Task { @MainActor in
+            continuation.yield(await self.wait(for: waiter))
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
     /// A load others may join: it flies in a task of its own, which its caller's cancellation
     /// ends only when nobody else waits.
     private func loadInOwnTask(

@@ -5,4 +5,6 @@ struct LoadFlight {
     var interceptors: [any Interceptor]
     /// Runs when the load ends, before delivery (pagination bookkeeping).
     var onFinish: ((Result<RawResponse, RunwayError>) -> Void)?
+    /// Receives the stored answer delivered ahead of the network's (``CachePolicy/cacheThenNetwork``).
+    var onPreview: ((RawResponse) -> Void)?
 }

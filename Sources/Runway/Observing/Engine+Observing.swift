@@ -51,8 +51,13 @@ extension Engine {
         switch result {
         case .success(let value):
             outcome = "success"
-            if case .cache(let tier, _, let isStale)? = (value as? RawResponse)?.origin {
+            switch (value as? RawResponse)?.origin {
+            case .cache(let tier, _, let isStale)?:
                 metrics.cache(api: api, result: isStale ? "stale" : "hit", tier: tier.rawValue)
+            case .revalidated(let tier)?:
+                metrics.cache(api: api, result: "revalidated", tier: tier.rawValue)
+            case .network?, nil:
+                break
             }
         case .failure(.cancelled): outcome = "cancelled"
         case .failure(let error): outcome = error.messageKey
@@ -94,6 +99,8 @@ extension Engine {
             timings = response?.timings ?? timings
             if case .cache(let tier, _, let isStale)? = response?.origin {
                 outcome = .cache(tier: tier, isStale: isStale)
+            } else if case .revalidated(let tier)? = response?.origin, !joined {
+                outcome = .revalidated(tier: tier)
             } else {
                 let status = response?.status.code ?? attempts.status ?? 0
                 outcome = joined ? .joined(status: status) : .network(status: status)

@@ -45,6 +45,9 @@ public struct LoadRecord: Sendable {
         case network(status: Int)
         /// A cache tier answered; `isStale` for an expired entry delivered while offline.
         case cache(tier: CacheTier, isStale: Bool)
+        /// The server confirmed the stored answer of this tier unchanged (`304`): a round trip
+        /// without the body.
+        case revalidated(tier: CacheTier)
         /// The load joined an identical load already in flight and shares its answer.
         case joined(status: Int?)
         /// The load failed.

@@ -51,6 +51,9 @@ struct LoadTrace: Sendable {
                 set("runway.origin", "cache")
                 set("runway.cache.tier", tier.rawValue)
                 if isStale { set("runway.cache.stale", true) }
+            case .revalidated(let tier):
+                set("runway.origin", "revalidated")
+                set("runway.cache.tier", tier.rawValue)
             }
         case .failure(let error):
             fail(error)

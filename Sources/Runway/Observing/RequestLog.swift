@@ -26,6 +26,7 @@ struct RequestLog {
             switch origin {
             case .network: outcome = "success"
             case .cache(let tier, _, let isStale): outcome = "success (\(isStale ? "stale " : "")\(tier.rawValue) cache)"
+            case .revalidated(let tier): outcome = "success (\(tier.rawValue) cache, revalidated)"
             }
         case .failure(.cancelled): outcome = "cancelled"
         case .failure(let error): outcome = "failure: \(error.messageKey)"

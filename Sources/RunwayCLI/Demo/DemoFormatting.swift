@@ -27,6 +27,7 @@ extension DemoChapter {
         switch response.origin {
         case .network: "network"
         case .cache(let tier, _, let isStale): tier.rawValue + (isStale ? " (stale)" : "")
+        case .revalidated(let tier): tier.rawValue + " (revalidated)"
         }
     }
 

@@ -87,6 +87,7 @@ enum Waterfall {
         switch outcome {
         case .network(let status): "\(status)"
         case .cache(let tier, let isStale): "cache hit (\(tier.rawValue)\(isStale ? ", stale" : ""))"
+        case .revalidated(let tier): "304, \(tier.rawValue) cache revalidated"
         case .joined(let status): "joined a load in flight" + (status.map { " · \($0)" } ?? "")
         case .failed(let error): "failed: \(error.localizedMessage())"
         }
