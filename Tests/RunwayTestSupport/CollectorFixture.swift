@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
-@testable import Runway
+import Runway
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer

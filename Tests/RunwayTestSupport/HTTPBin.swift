@@ -11,26 +11,62 @@ public struct HTTPBin: Sendable {
 
     public let process: ChildProcess
     public let port: Int
+    /// gunicorn's access log, when asked for at start.
+    public let accessLog: AccessLog?
+
+    /// gunicorn's access log, one line per request in the format given at start, read from its
+    /// standard output as it comes.
+    public final class AccessLog: Sendable {
+        private let reader: FileHandle
+        private let buffer = TestBox("")
+
+        init(reader: FileHandle) { self.reader = reader }
+
+        /// The lines logged until one containing `marker` (included): with one worker thread,
+        /// every request answered before the marker's request is logged before it.
+        public func lines(through marker: String) async -> [String] {
+            let reader = self.reader
+            let buffer = self.buffer
+            return await offThePool { () -> [String] in
+                while true {
+                    let text = buffer.value
+                    if let range = text.range(of: marker), let end = text[range.upperBound...].firstIndex(of: "\n") {
+                        buffer.set(String(text[text.index(after: end)...]))
+                        return text[...end].split(separator: "\n").map(String.init)
+                    }
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { return text.split(separator: "\n").map(String.init) }
+                    buffer.set(text + String(decoding: chunk, as: UTF8.self))
+                }
+            }
+        }
+    }
 
     /// `http://127.0.0.1:PORT`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Starts gunicorn (threaded workers, so a slow endpoint holds no other request) and waits
     /// for the address it listens on.
-    static func start() async throws -> HTTPBin {
+    ///
+    /// - parameters:
+    ///   - threads: gunicorn's worker threads; one handles requests one after another, so that
+    ///     the access log is in request order.
+    ///   - accessLogFormat: gunicorn's `--access-logformat`: with it, ``accessLog`` reads the
+    ///     lines.
+    static func start(threads: Int = 16, accessLogFormat: String? = nil) async throws -> HTTPBin {
         // A child started from the test process inherits its blocked signals, so gunicorn would
         // never hear the signal that stops it: the mask is cleared before gunicorn starts.
         let launcher = "import signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); from gunicorn.app.wsgiapp import run; sys.argv = ['gunicorn'] + sys.argv[1:]; run()"
         let arguments = [
-            "-c", launcher, "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "16",
+            "-c", launcher, "--bind", "127.0.0.1:0", "--worker-class", "gthread", "--threads", "\(threads)",
             "--no-control-socket", "--log-level", "info",
             // gunicorn closes an idle keep-alive connection after 2 s; on a busy machine the
             // next request of a test could meet that close on its pooled connection. These tests
             // are not about that race (see the Transports article), so idle
             // connections stay open for the test's length.
-            "--keep-alive", "300", "httpbin:app",
-        ]
-        let process = PythonTools.process(arguments, error: .pipe)
+            "--keep-alive", "300",
+        ] + (accessLogFormat.map { ["--access-logfile", "-", "--access-logformat", $0] } ?? []) + ["httpbin:app"]
+        let process = PythonTools.process(arguments, output: accessLogFormat == nil ? .null : .pipe, error: .pipe)
         try process.run()
         guard let reader = process.standardError else { throw ChildProcess.SpawnFailure(description: "no pipe") }
         let port = await offThePool { () -> Int? in
@@ -52,7 +88,7 @@ public struct HTTPBin: Sendable {
         }
         // The rest of its log is read and dropped, so that a full pipe never stalls a worker.
         Thread { while !reader.availableData.isEmpty {} }.start()
-        return HTTPBin(process: process, port: port)
+        return HTTPBin(process: process, port: port, accessLog: process.standardOutput.map(AccessLog.init(reader:)))
     }
 
     /// Stops gunicorn and its workers at once (SIGINT: a graceful SIGTERM would wait up to
@@ -66,9 +102,10 @@ public struct HTTPBin: Sendable {
 
 /// Runs `body` with a fresh httpbin, stopping it after.
 public func withHTTPBin<T>(
-    isolation: isolated (any Actor)? = #isolation, _ body: (HTTPBin) async throws -> T
+    isolation: isolated (any Actor)? = #isolation, threads: Int = 16, accessLogFormat: String? = nil,
+    _ body: (HTTPBin) async throws -> T
 ) async throws -> T {
-    let server = try await HTTPBin.start()
+    let server = try await HTTPBin.start(threads: threads, accessLogFormat: accessLogFormat)
     do {
         let result = try await body(server)
         await server.stop()

@@ -7,8 +7,9 @@ import HTTPTypes
 ///
 /// Everything that makes the request is in it — service, environment and its base URL, API
 /// name, method, path, every param sorted by name, every header field the service and the API
-/// give — and the sign-in the credential is taken from, so loads of two users never share a
-/// call. Only `GET` and `HEAD` without a body, without a transfer's hooks, and for an API that
+/// give — the sign-in the credential is taken from, so loads of two users never share a call,
+/// and what bounds the load (its timeouts, its largest answer, its format), so no load waits
+/// longer or accepts more than its own API says. Only `GET` and `HEAD` without a body, without a transfer's hooks, and for an API that
 /// has not turned ``API/sharesIdenticalLoads`` off.
 struct FlightKey {
     let hash: String
@@ -28,6 +29,7 @@ struct FlightKey {
             "runway-flight-1", service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name,
             api.method.rawValue, api.path, String(decoding: paramsData, as: UTF8.self),
             fields.map { "\($0.name.canonicalName)=\($0.value)" }.joined(separator: "\n"), signIn,
+            "\(api.timeout) \(api.totalTimeout.map { "\($0)" } ?? "-") \(api.maximumResponseSize) \(api.responseFormat)",
         ]
         // Lengths first, so no choice of values can make two different calls share a text.
         let canonical = parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

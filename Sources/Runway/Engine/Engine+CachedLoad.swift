@@ -41,10 +41,15 @@ extension Engine {
             // stale-while-revalidate: answered now, refreshed behind the caller's back (joined by
             // any identical load meanwhile).
             if usable.refresh {
+                // A load of its own: not this load's span, which ends now.
+                let refreshLand: @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError> = {
+                    response, request, attempt in
+                    Landing.land(response, request: request, api: api, service: service, attempts: attempt)
+                }
                 Task.detached { [self] in
                     _ = await performCachedLoad(
                         api, key: key, cache: cache, registered: registered, params: params, loadID: .next(),
-                        ignoringCache: true, cancellation: nil, trace: nil, started: .now, land: land)
+                        ignoringCache: true, cancellation: nil, trace: nil, started: .now, land: refreshLand)
                 }
             }
             return (result, nil)

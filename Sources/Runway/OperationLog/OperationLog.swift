@@ -90,8 +90,10 @@ public final class OperationLog: Sendable {
             wallClock: { Date() }, onUpload: onUpload)
     }
 
-    /// As the public initialiser, with the wall clock given (tests move it).
-    init(
+    /// As the public initialiser, with the wall clock given (tests move it). `package`, so that
+    /// the test support library needs no `@testable import` and builds in release (`runway
+    /// bench` links it).
+    package init(
         engine: Engine, service: ServiceID, container: Container, policy: Policy,
         logger: Logger, wallClock: @escaping @Sendable () -> Date, onUpload: (@Sendable (UploadReport) -> Void)?
     ) throws(OperationLogError) {

@@ -38,7 +38,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds: every scenario runs once a round, in turn; the median round counts.")
     var rounds = 5
 
-    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog, nonce, hostile, collectors or all (soak, oplog, nonce, hostile and collectors run only when named; collectors needs --postgres).")
+    @Option(help: "Which benchmarks: http, parse, cache, soak, oplog, nonce, hostile, collectors, revalidation or all (soak, oplog, nonce, hostile, collectors and revalidation run only when named; collectors needs --postgres).")
     var suite: Suite = .all
 
     @Option(help: "Loads per transport in the soak benchmark.")
@@ -54,7 +54,7 @@ struct BenchCommand: AsyncParsableCommand {
     var cacheSamples = 8
 
     enum Suite: String, ExpressibleByArgument {
-        case http, parse, cache, soak, oplog, nonce, hostile, collectors, all
+        case http, parse, cache, soak, oplog, nonce, hostile, collectors, revalidation, all
     }
 
     func run() async throws {
@@ -75,6 +75,10 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .hostile {
             try await HostileBench.run()
+            return
+        }
+        if suite == .revalidation {
+            try await RevalidationBench.run(logger: logger)
             return
         }
         if suite == .soak {

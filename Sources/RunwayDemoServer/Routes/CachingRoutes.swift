@@ -17,6 +17,19 @@ enum CachingRoutes {
     private struct Document {
         var version = 1
         var failing = 0
+
+        /// The envelope with as many items as make about `size` bytes.
+        func body(size: Int) -> Data {
+            func encoded(_ count: Int) -> Data {
+                let items = (0..<count).map { ["id": $0, "title": "Item \($0) of version \(version)"] as [String: Any] }
+                let body = ["code": 0, "message": "ok", "data": ["version": version, "items": items]] as [String: Any]
+                return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+            }
+            let guess = max(1, size / 40)
+            let first = encoded(guess)
+            guard first.count < size, !first.isEmpty else { return first }
+            return encoded(max(guess, guess * size / first.count + 1))
+        }
     }
 
     static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
@@ -42,10 +55,7 @@ enum CachingRoutes {
                 }
             }
             let size = min(max(query["size"].flatMap { Int(String($0)) } ?? 2_048, 64), 1 << 20)
-            // Items of about 64 bytes each until the body reaches the size asked for.
-            let items = (0..<max(1, size / 64)).map { ["id": $0, "title": "Item \($0) of version \(document.version)"] as [String: Any] }
-            let body = ["code": 0, "message": "ok", "data": ["version": document.version, "items": items]] as [String: Any]
-            let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+            let data = document.body(size: size)
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
         }

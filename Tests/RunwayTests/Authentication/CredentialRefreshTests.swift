@@ -70,10 +70,15 @@ struct CredentialRefreshTests {
         return authentication
     }
 
-    /// `count` loads of `/auth/me` at once.
+    /// `count` loads of `/auth/me` at once, each its own request (not shared as identical loads).
     static func loadTogether(_ count: Int, _ harness: Harness) async -> [Result<RawResponse, RunwayError>] {
-        await withTaskGroup(of: Result<RawResponse, RunwayError>.self) { group in
-            for _ in 0..<count { group.addTask { await harness.engine.perform(AdHocAPI(path: "/auth/me")) } }
+        let api = {
+            var api = AdHocAPI(path: "/auth/me")
+            api.sharesIdenticalLoads = false
+            return api
+        }()
+        return await withTaskGroup(of: Result<RawResponse, RunwayError>.self) { group in
+            for _ in 0..<count { group.addTask { await harness.engine.perform(api) } }
             return await group.reduce(into: []) { $0.append($1) }
         }
     }

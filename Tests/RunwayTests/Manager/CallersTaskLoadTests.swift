@@ -128,7 +128,10 @@ struct CallersTaskLoadTests {
     @Test("a strategy changed to ignore-new mid-flight: a delegate load starts its own instead of joining")
     func strategyChangedMidFlight() async throws {
         try await withHarness { harness in
-            let manager = APIManager(AdHocAPI(path: "/faults/gate/changed"), engine: harness.engine)
+            // The manager's joining is the subject: the engine does not share the two requests.
+            var api = AdHocAPI(path: "/faults/gate/changed")
+            api.sharesIdenticalLoads = false
+            let manager = APIManager(api, engine: harness.engine)
             let delegate = RecordingDelegate()
             manager.delegate = delegate
             let first = caller { try await manager.load() }

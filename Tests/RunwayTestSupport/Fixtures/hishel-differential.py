@@ -1,0 +1,39 @@
+"""Runs scripted request sequences through hishel, an RFC 9111 cache for httpx that Runway's
+authors did not write, and prints what it delivered, for the differential cache tests.
+
+Input (stdin, JSON): {"base": "http://127.0.0.1:PORT", "scenarios": [{"name": ..., "steps": [
+  {"get": "/path?query", "headers": {...}, "step": "X-Step value"} | {"advance": seconds}]}]}
+Output (stdout, JSON): {name: [delivered body as text, one per "get"]}
+
+Each scenario gets a fresh private cache (hishel's shared=False) in memory, and its own clock:
+`time.time` is the real time plus the scenario's advances, as Runway's cache clock is in the test.
+"""
+import json
+import sqlite3
+import sys
+import time
+
+import hishel
+from hishel.httpx import CacheClient
+
+real_time = time.time
+offset = 0.0
+time.time = lambda: real_time() + offset
+
+request = json.load(sys.stdin)
+results = {}
+for scenario in request["scenarios"]:
+    offset = 0.0
+    storage = hishel.SqliteStorage(connection=sqlite3.connect(":memory:", check_same_thread=False))
+    delivered = []
+    with CacheClient(base_url=request["base"], storage=storage, rfc=hishel.CacheOptions(shared=False)) as client:
+        for step in scenario["steps"]:
+            if "advance" in step:
+                offset += step["advance"]
+                continue
+            headers = dict(step.get("headers", {}))
+            headers["X-Step"] = step["step"]
+            response = client.get(step["get"], headers=headers)
+            delivered.append(response.text)
+    results[scenario["name"]] = delivered
+json.dump(results, sys.stdout)
