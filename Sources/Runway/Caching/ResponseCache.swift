@@ -174,7 +174,8 @@ public final class ResponseCache: Sendable {
         let now = self.now()
         if let entry = memory.entry(key.hash), Self.answers(entry, key) {
             if entry.expiresAt > now { return Hit(entry: entry, tier: .memory, isExpired: false) }
-            if allowExpired, policy.tiers == .memory { return Hit(entry: entry, tier: .memory, isExpired: true) }
+            // Stale here stands for the entry unless the disk tier holds a longer-lived copy.
+            if allowExpired, policy.tiers == .memory || disk == nil { return Hit(entry: entry, tier: .memory, isExpired: true) }
         }
         guard policy.tiers == .memoryAndDisk, let disk else { return nil }
         let hash = key.hash

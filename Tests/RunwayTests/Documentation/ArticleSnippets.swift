@@ -26,6 +26,21 @@ struct HouseSearchAPI: PagedAPI {
 }
 // end-snippet
 
+// snippet: Caching-server
+struct FreshListingsAPI: API {
+    var service: ServiceID { .listings }
+    var path: String { "/listings/xf" }
+    var method: HTTPRequest.Method { .get }
+    // The server's lifetimes, an hour at most; the stored answer first, then the network's.
+    var cachePolicy: CachePolicy { CachePolicy.followingServer(ceiling: .seconds(3_600)).cacheThenNetwork() }
+}
+
+@MainActor
+func showListings(_ manager: APIManager<FreshListingsAPI>, render: (RawResponse) -> Void) async throws {
+    for await update in manager.updates(with: ["city": "sh"]) { render(try update.get()) }
+}
+// end-snippet
+
 enum ArticleSnippets {
     static func registerListings(engine: Engine, developURL: String, secret: SymmetricKey) throws {
         // snippet: DeclaringAPIs-service

@@ -62,6 +62,21 @@ struct DocumentationTests {
         #expect(Set(snippets.keys).subtracting(used).isEmpty, "snippets no article shows: \(Set(snippets.keys).subtracting(used))")
     }
 
+    @Test("Response caching: cache then network shows the stored answer, marked stale, then the network's")
+    func cacheThenNetworkSnippet() async throws {
+        let server = try await DemoServer.start()
+        try await withCleanup({ await server.stop() }) {
+            let engine = Engine(transport: URLSessionTransport(), cache: try ResponseCache())
+            try engine.register(listingService(baseURL: server.baseURL))
+            let manager = APIManager(FreshListingsAPI(), engine: engine)
+            var stale: [Bool] = []
+            try await showListings(manager) { stale.append($0.origin.isStale) }
+            // The demo's listings say nothing of freshness: the entry is kept, stale at once.
+            try await showListings(manager) { stale.append($0.origin.isStale) }
+            #expect(stale == [false, true, false])
+        }
+    }
+
     @Test("README: the quickstart's engine, with its cache, loads and reforms rentals")
     func readmeQuickstart() async throws {
         let root = try CacheRoot()
