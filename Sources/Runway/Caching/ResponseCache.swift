@@ -168,7 +168,7 @@ public final class ResponseCache: Sendable {
     /// for SQLite. An entry whose response's `Vary` names fields this request has other values
     /// of is no hit.
     ///
-    /// With `parsesJSON` (an API whose format is JSON), a disk hit is parsed here, once, and
+    /// With `parsesJSON` (an API whose format is JSON), a fresh disk hit is parsed here, once, and
     /// promoted to memory with its tree, so later memory hits parse nothing.
     func lookup(_ key: CacheKey, policy: CachePolicy, allowExpired: Bool, parsesJSON: Bool = false) async -> Hit? {
         let now = self.now()
@@ -188,7 +188,9 @@ public final class ResponseCache: Sendable {
             return disk.entry(hash, now: now)
         }), Self.answers(entry, key) else { return nil }
         let fresh = entry.expiresAt > now
-        if parsesJSON, !entry.body.isEmpty { entry.json = try? JSON(parsing: entry.body) }
+        // A stale entry may never be delivered (refetched, or answered by a 200): landing
+        // parses it if it is.
+        if parsesJSON, fresh, !entry.body.isEmpty { entry.json = try? JSON(parsing: entry.body) }
         if fresh {
             var promoted = entry
             promoted.expiresAt = min(entry.expiresAt, now.addingTimeInterval(policy.memoryLifetime.seconds))

@@ -112,7 +112,7 @@ extension Engine {
             return result
         }
         // Read again: an entry removed meanwhile (a sign-out) never stands in.
-        if case .failure(let error) = result,
+        if case .failure(let error) = result, (policy.staleIfOffline && error.isUnreachable) || Revalidation.isServerFailure(error),
             let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: parsesJSON),
             standsIn(stale, for: error, policy: policy, now: cache.now())
         {
