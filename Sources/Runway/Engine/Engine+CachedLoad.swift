@@ -62,19 +62,9 @@ extension Engine {
             await preview(early)
         }
         if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
-        let attemptsSeen = Locked(Attempts())
-        let metrics = self.metrics
-        let apiName = api.name
         // Asked conditionally: a 304 confirms the stored body, which then answers.
         let validated = stored.flatMap { $0.conditions.isEmpty ? nil : $0 }
-        // The shared call runs in the coalescer's task: this load's handle only makes it leave.
-        var result = await coalescer.run(
-            key.hash, cancellation: cancellation,
-            onJoin: {
-                attemptsSeen.withLock { $0.joined = true }
-                metrics?.coalesced(api: apiName)
-            }
-        ) { [self] in
+        let (flightResult, attempts) = await shareFlight(key.hash, api: api, cancellation: cancellation) { [self] seen in
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {
@@ -100,17 +90,14 @@ extension Engine {
                     validated, notModified: response, request: request, api: api, service: service, attempt: attempt,
                     trace: trace)
             }
-            attemptsSeen.withLock { seen in
-                let joined = seen.joined
-                seen = attempts
-                seen.joined = joined
-            }
+            seen(attempts)
             // An answer is kept only for the sign-in it was fetched in.
             if case .success(let response) = result, signIn == service.credentials.authentication?.epoch {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)
             }
             return result
         }
+        var result = flightResult
         // Read again: an entry removed meanwhile (a sign-out) never stands in.
         if case .failure(let error) = result, (policy.staleIfOffline && error.isUnreachable) || Revalidation.isServerFailure(error),
             let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: parsesJSON),
@@ -124,7 +111,6 @@ extension Engine {
             response.timings[.cacheLookup] = lookup
             result = .success(response)
         }
-        let attempts = attemptsSeen.withLock { $0 }
         if attempts.joined { trace?.set("runway.coalesced", true) }
         log(loadID, api, service: service.id, result, attempts, started: started, joined: attempts.joined)
         return (result, attempts.retryAfter)

@@ -10,28 +10,43 @@ extension Engine {
         cancellation: LoadCancellation?, trace: LoadTrace?, started: ContinuousClock.Instant,
         land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
+        let (result, attempts) = await shareFlight(flight.hash, api: api, cancellation: cancellation) { [self] seen in
+            let (result, attempts) = await runAttempts(
+                api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
+            seen(attempts)
+            return result
+        }
+        if attempts.joined { trace?.set("runway.coalesced", true) }
+        log(loadID, api, service: registered.service.id, result, attempts, started: started, joined: attempts.joined)
+        return (result, attempts.retryAfter)
+    }
+
+    /// Runs `operation` once among the identical loads in flight under `key` (``CallCoalescer``)
+    /// and hands back its outcome with the attempts this load counts: the flight's, marked
+    /// joined when this load joined another's. `operation` reports its attempts through `seen`.
+    func shareFlight(
+        _ key: String, api: some API, cancellation: LoadCancellation?,
+        _ operation: @escaping @Sendable (_ seen: @escaping @Sendable (Attempts) -> Void) async -> Result<RawResponse, RunwayError>
+    ) async -> (Result<RawResponse, RunwayError>, Attempts) {
         let attemptsSeen = Locked(Attempts())
         let metrics = self.metrics
         let apiName = api.name
+        // The shared call runs in the coalescer's task: this load's handle only makes it leave.
         let result = await coalescer.run(
-            flight.hash, cancellation: cancellation,
+            key, cancellation: cancellation,
             onJoin: {
                 attemptsSeen.withLock { $0.joined = true }
                 metrics?.coalesced(api: apiName)
             }
-        ) { [self] in
-            let (result, attempts) = await runAttempts(
-                api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
-            attemptsSeen.withLock { seen in
-                let joined = seen.joined
-                seen = attempts
-                seen.joined = joined
+        ) {
+            await operation { attempts in
+                attemptsSeen.withLock { seen in
+                    let joined = seen.joined
+                    seen = attempts
+                    seen.joined = joined
+                }
             }
-            return result
         }
-        let attempts = attemptsSeen.withLock { $0 }
-        if attempts.joined { trace?.set("runway.coalesced", true) }
-        log(loadID, api, service: registered.service.id, result, attempts, started: started, joined: attempts.joined)
-        return (result, attempts.retryAfter)
+        return (result, attemptsSeen.withLock { $0 })
     }
 }

@@ -189,9 +189,12 @@ public final class Engine: Sendable {
     /// logged.
     ///
     /// For an API whose ``API/cachePolicy`` caches (`GET` and `HEAD` only): a fresh entry answers
-    /// without the network (unless `ignoringCache`); identical loads in flight share one network
-    /// call; a success is stored; and with `staleIfOffline` an expired entry answers, marked
-    /// stale, when the network is unreachable. Cancelling the calling task cancels the request
+    /// without the network (unless `ignoringCache`); a stale one with validators makes the
+    /// request conditional, and a `304` delivers it (``ResponseOrigin/revalidated(tier:)``); a
+    /// success is stored as the server's `Cache-Control` allows; and an expired entry answers,
+    /// marked stale, when the policy or the server allows it (offline, on a server failure,
+    /// while it is refreshed). Identical `GET`s in flight share one network call, cached or not
+    /// (``API/sharesIdenticalLoads``). Cancelling the calling task cancels the request
     /// on the wire (unless identical loads still wait on it) and returns
     /// ``RunwayError/cancelled``.
     ///

@@ -8,7 +8,7 @@ public import CoreMetrics
 /// | `runway_loads_total` | counter | `api`, `service`, `outcome` (`success`, `cancelled`, or the error's message key such as `error.timeout`) |
 /// | `runway_load_duration_seconds` | timer | `api`, `service` |
 /// | `runway_retries_total` | counter | `api`, `service` |
-/// | `runway_cache_total` | counter | `api`, `result` (`hit`, `stale`, `miss`), `tier` (`memory`, `disk`, `none`) |
+/// | `runway_cache_total` | counter | `api`, `result` (`hit`, `stale`, `revalidated`, `miss`), `tier` (`memory`, `disk`, `none`) |
 /// | `runway_coalesced_total` | counter | `api` (loads that joined an identical load in flight) |
 ///
 /// Metric objects are made once per dimension set and kept, so a load costs a dictionary

@@ -11,8 +11,8 @@ import RunwayServer
 ///   `ETag` and `Cache-Control`, no body). Counted as `/caching/doc/{key}`, a conditional one also
 ///   as `/caching/doc/{key} conditional`, a 304 as `/caching/doc/{key} 304`.
 /// - `POST /caching/doc/{key}/change` — a new version (a new body and `ETag`).
-/// - `POST /caching/doc/{key}/fail?status=` — later GETs answer `status` with no body until
-///   `status=0`.
+/// - `POST /caching/doc/{key}/fail?status=` — later GETs answer `status` with no body (`1`:
+///   break the connection after the first bytes) until `status=0`.
 enum CachingRoutes {
     private struct Document {
         var version = 1
@@ -38,6 +38,10 @@ enum CachingRoutes {
             let key = context.parameters.get("key") ?? ""
             probe.record("/caching/doc/\(key)")
             let document = documents.withLockedValue { $0[key, default: Document()] }
+            if document.failing == 1 {
+                // The connection breaks after the first bytes of the body.
+                return FaultRoutes.partialJSON { throw HTTPError(.internalServerError) }
+            }
             if document.failing != 0 {
                 return Response(status: .init(code: document.failing), headers: [:], body: ResponseBody())
             }
@@ -70,7 +74,7 @@ enum CachingRoutes {
         router.post("/caching/doc/:key/fail") { request, context -> Response in
             let key = context.parameters.get("key") ?? ""
             let status = request.uri.queryParameters["status"].flatMap { Int(String($0)) } ?? 503
-            documents.withLockedValue { $0[key, default: Document()].failing = (100...599).contains(status) ? status : 0 }
+            documents.withLockedValue { $0[key, default: Document()].failing = status == 1 || (100...599).contains(status) ? status : 0 }
             return JSONResponse.success(["failing": status])
         }
     }

@@ -29,6 +29,7 @@ struct FreshnessTests {
         #expect(lifetime([("Expires", date(120)), ("Date", date(-30))]) == 120)  // 150 s lifetime, 30 s old
         #expect(lifetime([("Expires", "0")]) == 0)
         #expect(lifetime([("Expires", date(120)), ("Cache-Control", "max-age=10")]) == 10, "max-age wins over Expires")
+        #expect(lifetime([("Cache-Control", "s-maxage=600, max-age=10")]) == 10, "s-maxage is a shared cache's")
     }
 
     @Test("Age and a Date in the past count against max-age; the larger of the two")

@@ -137,6 +137,23 @@ struct ServerCacheRulesTests {
         }
     }
 
+    @Test("a connection broken mid-answer: the API's staleIfError stands in; without it, the failure", arguments: TransportKind.allCases)
+    func staleIfErrorOnBrokenConnection(kind: TransportKind) async throws {
+        let cache = try makeCache()
+        try await withHarness(kind, cache: cache) { harness in
+            let onError = document("broken-error", control: "max-age=10", policy: CachePolicy.memory().staleIfError())
+            let plain = document("broken-plain", control: "max-age=10", policy: .memory())
+            for document in [onError, plain] { _ = try await document.load(harness.engine).get() }
+            for key in ["broken-error", "broken-plain"] { try await steer(harness, key, "fail", status: 1) }
+            advance(20)
+            let stale = try await onError.load(harness.engine).get()
+            #expect(stale.origin.isStale)
+            #expect(version(stale) == 1)
+            let failure = await plain.load(harness.engine).failure
+            #expect(failure.map(Revalidation.isServerFailure) == true, "\(String(describing: failure))")
+        }
+    }
+
     @Test("stale-while-revalidate: the stale entry answers at once and is refreshed behind it", arguments: TransportKind.allCases)
     func staleWhileRevalidate(kind: TransportKind) async throws {
         let cache = try makeCache()
