@@ -3,8 +3,9 @@ import Runway
 import RunwayTestSupport
 
 extension DemoChapter {
-    /// Two tiers: memory, then disk (which a new launch still has); and a hundred screens
-    /// asking for the same thing at once make one request.
+    /// Two tiers: memory, then disk (which a new launch still has); the server's `no-cache` and
+    /// `ETag` make a reload a 304; and a hundred screens asking for the same thing at once make
+    /// one request.
     static let cache = DemoChapter("cache", "Caching (seed 003: 緩存)") { context, log in
         var api = AdHocAPI("CachedListAPI", path: "/faults/cacheable")
         api.cachePolicy = .memoryAndDisk(memoryLifetime: .seconds(60), diskLifetime: .seconds(3600))
@@ -19,6 +20,19 @@ extension DemoChapter {
         let relaunched = try context.makeEngine(cache: relaunchedCache)
         let third = try await relaunched.perform(api, params: ["key": key]).get()
         log.say("load 1 → \(Self.origin(first)); load 2 → \(Self.origin(second)); after a relaunch (new engine, same container) → \(Self.origin(third))")
+
+        // The server's word: `no-cache` and an ETag. The second load asks, and a 304 answers
+        // without the body.
+        var list = AdHocAPI("RevalidatedListAPI", path: "/caching/doc/demo-\(UUID().uuidString.prefix(8))")
+        list.cachePolicy = .followingServer(tiers: .memory)
+        let listParams: Parameters = ["cc": "no-cache", "size": 50_000]
+        let whole = try await context.engine.perform(list, params: listParams).get()
+        let confirmed = try await context.engine.perform(list, params: listParams).get()
+        log.say(
+            "Cache-Control: no-cache with an ETag → load 1 → \(Self.origin(whole)) (\(whole.body.count / 1000) KB); "
+                + "load 2 → \(confirmed.status.code) from \(Self.origin(confirmed)), the server sent a 304 and no body")
+        log.figure("revalidatedOrigin", .string(Self.origin(confirmed)))
+        try log.require(Self.origin(confirmed) == "memory (revalidated)", "the second load should have been revalidated")
 
         let burstKey = JSON.string("burst-\(UUID().uuidString.prefix(8))")
         let beforeBurst = context.wire.count(api.name)
