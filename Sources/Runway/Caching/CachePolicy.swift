@@ -60,10 +60,11 @@ public struct CachePolicy: Sendable, Hashable {
     /// `stale-if-error` allows this for its window without it; `must-revalidate` and
     /// `no-cache` forbid it. Default `false`.
     public var staleIfError: Bool
-    /// Deliver the stored answer at once, marked stale, and then the network's, in that
-    /// order: to a manager's delegate (two deliveries of one load) and to
-    /// ``APIManager/updates(with:body:)``. A caller awaiting one value gets the network's.
-    /// Default `false`.
+    /// When the network is to be asked (the entry is stale, or the load ignores the cache),
+    /// deliver the stored answer at once, marked stale, and then the network's, in that order:
+    /// to a manager's delegate (two deliveries of one load) and to
+    /// ``APIManager/updates(with:body:)``. A fresh entry still answers alone; a caller awaiting
+    /// one value gets the network's. Default `false`.
     public var cacheThenNetwork: Bool
 
     /// Whose lifetime decides how long an entry is fresh.

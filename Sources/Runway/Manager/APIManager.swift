@@ -184,7 +184,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///
     /// ```swift
     /// for await update in manager.updates(with: ["city": "sh"]) {
-    ///     if case .success(let response) = update { show(try await manager.reformNewest(response, of: …)) }
+    ///     if case .success(let response) = update { render(response) }  // stale first, then fresh
     /// }
     /// ```
     public func updates(

@@ -2,8 +2,9 @@
 authors did not write, and prints what it delivered, for the differential cache tests.
 
 Input (stdin, JSON): {"base": "http://127.0.0.1:PORT", "scenarios": [{"name": ..., "steps": [
-  {"get": "/path?query", "headers": {...}, "step": "X-Step value"} | {"advance": seconds}]}]}
-Output (stdout, JSON): {name: [delivered body as text, one per "get"]}
+  {"get": "/path?query", "headers": {...}, "step": "X-Step value"} | {"advance": seconds}
+  | {"post": "/path"}]}]}  (a POST steers the server; it goes around the cache)
+Output (stdout, JSON): {name: [{"status": …, "body": delivered body as text}, one per "get"]}
 
 Each scenario gets a fresh private cache (hishel's shared=False) in memory, and its own clock:
 `time.time` is the real time plus the scenario's advances, as Runway's cache clock is in the test.
@@ -14,6 +15,7 @@ import sys
 import time
 
 import hishel
+import httpx
 from hishel.httpx import CacheClient
 
 real_time = time.time
@@ -31,9 +33,12 @@ for scenario in request["scenarios"]:
             if "advance" in step:
                 offset += step["advance"]
                 continue
+            if "post" in step:
+                httpx.post(request["base"] + step["post"])
+                continue
             headers = dict(step.get("headers", {}))
             headers["X-Step"] = step["step"]
             response = client.get(step["get"], headers=headers)
-            delivered.append(response.text)
+            delivered.append({"status": response.status_code, "body": response.text})
     results[scenario["name"]] = delivered
 json.dump(results, sys.stdout)

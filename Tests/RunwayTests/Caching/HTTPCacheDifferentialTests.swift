@@ -19,6 +19,14 @@ struct HTTPCacheDifferentialTests {
     enum Step {
         case get(String, headers: [String: String] = [:])
         case advance(TimeInterval)
+        /// A request that steers the server, around both caches.
+        case post(String)
+    }
+
+    /// What hishel delivered for one GET.
+    struct Delivered: Decodable {
+        var status: Int
+        var body: String
     }
 
     /// What a client did at one request.
@@ -154,6 +162,8 @@ struct HTTPCacheDifferentialTests {
                 switch step {
                 case .advance(let seconds):
                     clock.set(clock.value.addingTimeInterval(seconds))
+                case .post:
+                    continue
                 case .get(let target, let headers):
                     let (path, params) = Self.split(target)
                     var api = AdHocAPI(path: path, name: "Differential")
@@ -185,13 +195,18 @@ struct HTTPCacheDifferentialTests {
 
     /// Runs every scenario through hishel.
     func runHishel(base: String) throws -> [String: [String]] {
+        try Self.runHishel(Self.scenarios, base: base).mapValues { $0.map(\.body) }
+    }
+
+    static func runHishel(_ list: [Scenario], base: String) throws -> [String: [Delivered]] {
         var scenarios: [[String: Any]] = []
-        for scenario in Self.scenarios {
+        for scenario in list {
             var steps: [[String: Any]] = []
             var index = 0
             for step in scenario.steps {
                 switch step {
                 case .advance(let seconds): steps.append(["advance": seconds])
+                case .post(let target): steps.append(["post": target])
                 case .get(let target, let headers):
                     steps.append(["get": target, "headers": headers, "step": "hishel-\(scenario.name)-\(index)"])
                     index += 1
@@ -201,7 +216,7 @@ struct HTTPCacheDifferentialTests {
         }
         let input = try JSONSerialization.data(withJSONObject: ["base": base, "scenarios": scenarios])
         let output = try PythonTools.run([Fixtures.folder.appendingPathComponent("hishel-differential.py").path], input: input)
-        return try JSONDecoder().decode([String: [String]].self, from: output)
+        return try JSONDecoder().decode([String: [Delivered]].self, from: output)
     }
 
     /// Each GET of each scenario as a client saw it.
@@ -218,6 +233,40 @@ struct HTTPCacheDifferentialTests {
             }
         }
         return result
+    }
+
+    @Test("a 5xx under stale-if-error: Runway answers with the stale entry, hishel with the 5xx (RFC 5861)")
+    func staleIfErrorDiffers() async throws {
+        try #require(PythonTools.has("hishel"), "hishel is missing: \(PythonTools.installHint)")
+        // httpbin cannot answer one URL with a 200 and then a 5xx: the demo server's document can.
+        try await withHarness { harness in
+            func scenario(_ key: String) -> Scenario {
+                Scenario(
+                    name: key,
+                    steps: [
+                        .get("/caching/doc/\(key)?cc=max-age%3D10%2C%20stale-if-error%3D600"), .advance(20),
+                        .post("/caching/doc/\(key)/fail?status=503"), .get("/caching/doc/\(key)?cc=max-age%3D10%2C%20stale-if-error%3D600"),
+                    ])
+            }
+            let hishel = try Self.runHishel([scenario("sie-hishel")], base: harness.server.baseURL)["sie-hishel"] ?? []
+            #expect(hishel.map(\.status) == [200, 503], "hishel 2.0.0 does not act on stale-if-error")
+
+            let clock = TestBox(Date())
+            let cache = try ResponseCache(now: { clock.value })
+            let engine = Engine(transport: URLSessionTransport(), cache: cache)
+            try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: harness.server.baseURL]))
+            var api = AdHocAPI(path: "/caching/doc/sie-runway", name: "Differential")
+            api.cachePolicy = .followingServer(tiers: .memory)
+            let params: Parameters = ["cc": "max-age=10, stale-if-error=600"]
+            let first = try await engine.perform(api, params: params).get()
+            clock.set(clock.value.addingTimeInterval(20))
+            var steer = AdHocAPI(path: "/caching/doc/sie-runway/fail", method: .post, name: "Steer")
+            steer.paramEncoding = .query
+            _ = try await engine.perform(steer, params: ["status": 503]).get()
+            let second = try await engine.perform(api, params: params).get()
+            #expect(second.origin.isStale)
+            #expect(second.body == first.body)
+        }
     }
 
     @Test("Runway and hishel agree on every scripted sequence, except the deliberate differences", arguments: TransportKind.allCases)
