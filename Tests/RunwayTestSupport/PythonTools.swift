@@ -1,7 +1,7 @@
 import Foundation
 
 /// The Python that runs the tests' tools from PyPI — httpbin under gunicorn, haralyzer,
-/// prometheus_client, botocore — pinned in `Tests/python-tools.txt`.
+/// prometheus_client, botocore, hishel — pinned in `Tests/python-tools.txt`.
 ///
 /// `Scripts/test` installs them into a virtual environment under `.build/test-tools` and names its
 /// interpreter in `RUNWAY_TEST_PYTHON`; a plain `swift test` after one `Scripts/test` finds the
