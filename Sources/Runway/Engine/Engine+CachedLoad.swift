@@ -61,7 +61,6 @@ extension Engine {
         {
             await preview(early)
         }
-        if !ignoringCache { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         // Asked conditionally: a 304 confirms the stored body, which then answers.
         let validated = stored.flatMap { $0.conditions.isEmpty ? nil : $0 }
         let (flightResult, attempts) = await shareFlight(key.hash, api: api, cancellation: cancellation) { [self] seen in
@@ -98,6 +97,8 @@ extension Engine {
             return result
         }
         var result = flightResult
+        // A revalidation is counted as itself when the load is logged: a hit with a round trip.
+        if !ignoringCache, !result.isRevalidated { metrics?.cache(api: api.name, result: "miss", tier: "none") }
         // Read again: an entry removed meanwhile (a sign-out) never stands in.
         if case .failure(let error) = result, (policy.staleIfOffline && error.isUnreachable) || Revalidation.isServerFailure(error),
             let stale = await cache.lookup(key, policy: policy, allowExpired: true, parsesJSON: parsesJSON),
@@ -185,5 +186,13 @@ extension Engine {
         return Landing.land(
             response, request: request, api: api, service: service, attempts: 0,
             origin: .cache(tier: hit.tier, age: age, isStale: stale ?? hit.isExpired), parsed: hit.entry.json, trace: trace)
+    }
+}
+
+extension Result where Success == RawResponse {
+    /// Whether a `304` confirmed the stored answer this delivers.
+    fileprivate var isRevalidated: Bool {
+        guard case .success(let response) = self, case .revalidated = response.origin else { return false }
+        return true
     }
 }
