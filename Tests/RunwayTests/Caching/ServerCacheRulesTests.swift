@@ -251,7 +251,7 @@ struct ServerCacheRulesTests {
         }
     }
 
-    @Test("identical GETs in flight share one request even when nothing is cached; another sign-in or a POST does not", arguments: TransportKind.allCases)
+    @Test("identical GETs in flight share one request even when nothing is cached; POSTs, and an API that opts out, send each", arguments: TransportKind.allCases)
     func coalescingWithoutCache(kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
             let watch = CoalescingTests.JoinWatch()
@@ -262,13 +262,22 @@ struct ServerCacheRulesTests {
             harness.probe.openGate("uncached")
             for load in loads { #expect(try await load.value.get().status.code == 200) }
             #expect(harness.probe.count("/faults/gate/uncached") == 1)
-            // Turned off, every load is its own request.
+            // Turned off, every load is its own request: three wait at the gate at once.
             var own = AdHocAPI(path: "/faults/gate/own")
             own.sharesIdenticalLoads = false
-            harness.probe.openGate("own")
+            let waitingBefore = harness.probe.count(of: .gateWaiting)
             let separate = (0..<3).map { _ in Task { await harness.engine.perform(own) } }
+            await harness.probe.wait(for: .gateWaiting, count: waitingBefore + 3)
+            harness.probe.openGate("own")
             for load in separate { _ = try await load.value.get() }
             #expect(harness.probe.count("/faults/gate/own") == 3)
+            // Not idempotent: never shared.
+            let post = AdHocAPI(path: "/faults/gate/posted", method: .post)
+            let posts = (0..<3).map { _ in Task { await harness.engine.perform(post) } }
+            await harness.probe.wait(for: .gateWaiting, count: waitingBefore + 6)
+            harness.probe.openGate("posted")
+            for load in posts { _ = try await load.value.get() }
+            #expect(harness.probe.count("POST /faults/gate/posted") == 3)
         }
     }
 }
