@@ -28,13 +28,14 @@ for scenario in request["scenarios"]:
     offset = 0.0
     storage = hishel.SqliteStorage(connection=sqlite3.connect(":memory:", check_same_thread=False))
     delivered = []
-    with CacheClient(base_url=request["base"], storage=storage, rfc=hishel.CacheOptions(shared=False)) as client:
+    # httpx's default 5 s timeout is shorter than a busy machine may take to answer.
+    with CacheClient(base_url=request["base"], storage=storage, rfc=hishel.CacheOptions(shared=False), timeout=120) as client:
         for step in scenario["steps"]:
             if "advance" in step:
                 offset += step["advance"]
                 continue
             if "post" in step:
-                httpx.post(request["base"] + step["post"])
+                httpx.post(request["base"] + step["post"], timeout=120)
                 continue
             headers = dict(step.get("headers", {}))
             headers["X-Step"] = step["step"]

@@ -59,14 +59,16 @@ struct ExchangeDeadlineTests {
         let slept = TestBox<[Duration]>([])
         try await withHarness(sleep: { duration in slept.mutate { $0.append(duration) } }) { harness in
             var api = AdHocAPI(path: "/faults/flaky")
-            api.retryPolicy = RetryPolicy(maximumRetries: 3, baseDelay: .seconds(10))
-            api.totalTimeout = .seconds(5)
+            // A total deadline no busy machine's first attempt runs into, and a back-off (at
+            // least half of 600 s, with jitter) that cannot fit in it.
+            api.retryPolicy = RetryPolicy(maximumRetries: 3, baseDelay: .seconds(600), maximumDelay: .seconds(600))
+            api.totalTimeout = .seconds(120)
             let result = await harness.engine.perform(api, params: ["key": "total", "failures": 5])
             guard case .failure(.httpStatus(503, _)) = result else {
                 Issue.record("expected the attempt's 503, got \(result)")
                 return
             }
-            #expect(slept.value.isEmpty, "a 10 s backoff cannot fit a 5 s total deadline")
+            #expect(slept.value.isEmpty, "a 300–600 s back-off cannot fit a 120 s total deadline")
             #expect(harness.probe.count("/faults/flaky/total") == 1)
 
             // Without the total deadline the same load waits and retries.
