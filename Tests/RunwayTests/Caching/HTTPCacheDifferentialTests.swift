@@ -63,14 +63,16 @@ struct HTTPCacheDifferentialTests {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
 
+    /// Lifetimes are minutes long and the clocks move by more: a fresh step stays fresh however
+    /// slowly a busy machine runs the sequence (httpbin's `Date` is real time).
     static var scenarios: [Scenario] {
         let now = Date()
-        let expires = encoded(httpDate.string(from: now.addingTimeInterval(60)))
+        let expires = encoded(httpDate.string(from: now.addingTimeInterval(600)))
         let modified = encoded(httpDate.string(from: now.addingTimeInterval(-10 * 86_400)))
-        let vary1 = "/response-headers?Cache-Control=max-age%3D60&Vary=X-Variant"
-        let vary2 = "/response-headers?Cache-Control=max-age%3D60&Vary=X-A%2C%20X-B"
+        let vary1 = "/response-headers?Cache-Control=max-age%3D600&Vary=X-Variant"
+        let vary2 = "/response-headers?Cache-Control=max-age%3D600&Vary=X-A%2C%20X-B"
         return [
-            Scenario(name: "max-age fresh, then expired", steps: [.get("/cache/60"), .get("/cache/60"), .advance(120), .get("/cache/60")]),
+            Scenario(name: "max-age fresh, then expired", steps: [.get("/cache/600"), .get("/cache/600"), .advance(1_200), .get("/cache/600")]),
             Scenario(name: "no-store", steps: [.get("/response-headers?Cache-Control=no-store"), .get("/response-headers?Cache-Control=no-store")]),
             Scenario(
                 name: "no-cache: revalidated every time; a 200 after the validator mismatches",
@@ -78,13 +80,13 @@ struct HTTPCacheDifferentialTests {
             Scenario(
                 name: "must-revalidate",
                 steps: [
-                    .get("/response-headers?Cache-Control=max-age%3D60%2C%20must-revalidate&ETag=%22m1%22"),
-                    .get("/response-headers?Cache-Control=max-age%3D60%2C%20must-revalidate&ETag=%22m1%22"), .advance(120),
-                    .get("/response-headers?Cache-Control=max-age%3D60%2C%20must-revalidate&ETag=%22m1%22"),
+                    .get("/response-headers?Cache-Control=max-age%3D600%2C%20must-revalidate&ETag=%22m1%22"),
+                    .get("/response-headers?Cache-Control=max-age%3D600%2C%20must-revalidate&ETag=%22m1%22"), .advance(1_200),
+                    .get("/response-headers?Cache-Control=max-age%3D600%2C%20must-revalidate&ETag=%22m1%22"),
                 ]),
             Scenario(
                 name: "Expires with Date",
-                steps: [.get("/response-headers?Expires=\(expires)"), .get("/response-headers?Expires=\(expires)"), .advance(120), .get("/response-headers?Expires=\(expires)")]),
+                steps: [.get("/response-headers?Expires=\(expires)"), .get("/response-headers?Expires=\(expires)"), .advance(1_200), .get("/response-headers?Expires=\(expires)")]),
             Scenario(name: "Expires that is not a date", steps: [.get("/response-headers?Expires=0"), .get("/response-headers?Expires=0")]),
             Scenario(name: "ETag: a 304 delivers the stored body", steps: [.get("/etag/e1"), .advance(1), .get("/etag/e1"), .get("/etag/e1")]),
             Scenario(name: "Last-Modified: a 304 delivers the stored body", steps: [.get("/cache"), .get("/cache")]),
@@ -101,7 +103,7 @@ struct HTTPCacheDifferentialTests {
                     .get(vary2, headers: ["X-A": "1", "X-B": "1"]), .get(vary2, headers: ["X-A": "1", "X-B": "1"]),
                     .get(vary2, headers: ["X-A": "1", "X-B": "2"]),
                 ]),
-            Scenario(name: "Vary: *", steps: [.get("/response-headers?Cache-Control=max-age%3D60&Vary=%2A"), .get("/response-headers?Cache-Control=max-age%3D60&Vary=%2A")]),
+            Scenario(name: "Vary: *", steps: [.get("/response-headers?Cache-Control=max-age%3D600&Vary=%2A"), .get("/response-headers?Cache-Control=max-age%3D600&Vary=%2A")]),
             Scenario(
                 name: "heuristic freshness: a tenth of the time since Last-Modified",
                 steps: [
@@ -109,15 +111,15 @@ struct HTTPCacheDifferentialTests {
                     .get("/response-headers?Last-Modified=\(modified)"),
                 ]),
             Scenario(
-                name: "Age counts against max-age", steps: [.get("/response-headers?Cache-Control=max-age%3D60&Age=100"), .get("/response-headers?Cache-Control=max-age%3D60&Age=100")],
+                name: "Age counts against max-age", steps: [.get("/response-headers?Cache-Control=max-age%3D600&Age=1000"), .get("/response-headers?Cache-Control=max-age%3D600&Age=1000")],
                 runwayAsksAt: [1],
-                why: "RFC 9111 §4.2.3: an answer 100 s old with max-age=60 is stale on arrival; hishel 2.0.0 computes age from Date only"),
+                why: "RFC 9111 §4.2.3: an answer 1,000 s old with max-age=600 is stale on arrival; hishel 2.0.0 computes age from Date only"),
             Scenario(
-                name: "the API's ceiling", steps: [.get("/cache/60"), .advance(45), .get("/cache/60")], ceiling: .seconds(30), runwayAsksAt: [1],
-                why: "the API's policy is a ceiling on what the server allows (here 30 s under max-age=60)"),
+                name: "the API's ceiling", steps: [.get("/cache/600"), .advance(45), .get("/cache/600")], ceiling: .seconds(30), runwayAsksAt: [1],
+                why: "the API's policy is a ceiling on what the server allows (here 30 s under max-age=600)"),
             Scenario(
                 name: "answers per credential",
-                steps: [.get("/cache/60", headers: ["Authorization": "Bearer alice"]), .get("/cache/60", headers: ["Authorization": "Bearer bob"])],
+                steps: [.get("/cache/600", headers: ["Authorization": "Bearer alice"]), .get("/cache/600", headers: ["Authorization": "Bearer bob"])],
                 runwayAsksAt: [1],
                 why: "a request with a credential is kept per user (CachePolicy.sensitiveComponent) or not at all; hishel's key is the URL"),
         ]
