@@ -17,8 +17,37 @@ import Tracing
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the operation-log collector (with --demo, the demo server too) on 127.0.0.1, an ephemeral port, until interrupted."
+        abstract: "Run the operation-log collector (with --demo, the demo server too) until SIGTERM or SIGINT, which drain it.",
+        discussion: """
+            Binds 127.0.0.1 on an ephemeral port unless --host and --port say otherwise. SIGTERM (or
+            Ctrl-C) drains: no new connection is accepted, requests in flight finish, then the
+            process exits 0. GET /health answers while the process runs; GET /ready while its
+            database answers too. See the README's "Deploying the collector".
+            """
     )
+
+    @Option(help: "The address to listen on (0.0.0.0 or :: for every interface).")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 lets the system choose one (printed at start).")
+    var port = 0
+
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "An address or CIDR block of a proxy in front of the server (a TLS-terminating load balancer), whose Forwarded or X-Forwarded-Proto/-Host fields say the scheme and host clients used, so their signatures verify. Repeat for several. Anyone else's forwarding fields are ignored.")
+    var trustedProxies: [String] = []
+
+    @Option(help: "The most live nonces one device may hold (a request names its device in a signed X-Runway-Device field); default 1 % of the store's capacity.")
+    var nonceQuotaPerDevice: Int?
+
+    @Option(help: "The most live nonces one key id may hold; default no limit but the store's capacity (an app's key is shared by every install).")
+    var nonceQuotaPerKey: Int?
+
+    @Option(help: "The most operation-log batches inflated, parsed and stored at once; more are answered 503 busy with Retry-After. Default two per processor.")
+    var maxParallelBatches: Int?
+
+    @Option(help: "Seconds a drain (SIGTERM) waits for requests in flight before cancelling them.")
+    var drainTimeout = 30
 
     @Flag(help: "Also serve the demo's routes: the listings, echo, auth, transfers and the fault routes that `runway demo --server` plays against. Never for a deployment: some misbehave on purpose.")
     var demo = false
@@ -29,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The collector's SQLite file (default: a file in the temporary folder).")
     var collectorDatabase: String?
 
-    @Option(help: "Keep collected events, and the verifier's nonces, in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway: several serve processes on one database are one collector.")
+    @Option(help: "Keep collected events, and the verifier's nonces, in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway: several serve processes on one database are one collector. TLS as libpq says it: ?sslmode=require (encrypted), verify-ca or verify-full (the server's certificate checked against ?sslrootcert=CA.pem, and with verify-full its name too); disable by default.")
     var postgres: String?
 
     /// The key clients sign with (the demo key's unless given; its secret is printed at start).
@@ -42,6 +71,9 @@ struct ServeCommand: AsyncParsableCommand {
     var traceTo: String?
 
     func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
+        do { _ = try TrustedProxies(trustedProxies) } catch { throw ValidationError(error.description) }
+        if let postgres { _ = try Self.postgresConfiguration(postgres) }
         if noVerify, !signing.isDemoKey {
             throw ValidationError("--no-verify takes no key: nothing would check it")
         }
@@ -72,19 +104,28 @@ struct ServeCommand: AsyncParsableCommand {
         let id = signing.id
         // Collectors that share a database share its replay window too: a signed batch accepted
         // by one process is a replay at every other.
-        let nonces: any NonceStore = database.map { PostgresNonceStore(database: $0) } ?? MemoryNonceStore()
+        let defaultQuota = NonceQuota.default(capacity: MemoryNonceStore.capacity(forRequestsPerSecond: 2_000))
+        let quota = NonceQuota(
+            perKey: nonceQuotaPerKey ?? defaultQuota.perKey, perDevice: nonceQuotaPerDevice ?? defaultQuota.perDevice)
+        let nonces: any NonceStore =
+            database.map { PostgresNonceStore(database: $0, quota: quota) } ?? MemoryNonceStore(quota: quota)
+        var limits = OperationLogCollector.Limits()
+        if let maxParallelBatches { limits.maximumConcurrentBatches = max(maxParallelBatches, 1) }
         // `/metrics`: the verifier's and the collector's counts, and Hummingbird's request
         // durations through the process's metrics system.
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
+        factory.nameAndLabelSanitizer = ServerMetrics.prometheusNames
         factory.valueHistogramBuckets[ServerMetrics.Label.batchEvents] = [1, 5, 10, 30, 100, 300, 1_000]
         MetricsSystem.bootstrap(factory)
         let metrics = ServerMetrics(factory: factory)
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: [id: [key]], nonces: nonces, metrics: metrics)
+        let verifier = SignatureVerifier<ServerRequestContext>(keys: [id: [key]], nonces: nonces, metrics: metrics)
         let server = try await DemoServer.start(
             signatureVerifier: verifier, verifiesEverything: !noVerify,
-            collector: OperationLogCollector(store: store, metrics: metrics), demoRoutes: demo, logLevel: quiet ? .critical : .info,
-            metrics: registry, tracing: tracing != nil)
+            collector: OperationLogCollector(store: store, limits: limits, metrics: metrics), demoRoutes: demo,
+            address: host, port: port, logLevel: quiet ? .critical : .info, metrics: registry, tracing: tracing != nil,
+            trustedProxies: try TrustedProxies(trustedProxies), shutdownSignals: [.sigterm, .sigint],
+            drainTimeout: .seconds(max(drainTimeout, 0)))
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
         var banner = "Runway \(demo ? "demo server" : "collector") at \(server.baseURL) — Ctrl-C to stop\n"
         banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)"
@@ -99,17 +140,17 @@ struct ServeCommand: AsyncParsableCommand {
             banner += signing.secret == nil ? " (the demo key: choose your own with --key-id and --secret)\n" : "\n"
         }
         if let traceTo { banner += "Spans exported by OTLP/HTTP to \(traceTo)\n" }
+        if !trustedProxies.isEmpty { banner += "Forwarded scheme and host believed from \(trustedProxies.joined(separator: ", "))\n" }
         if !quiet, demo {
             banner += "Routes:\n" + DemoServer.routes.map { "  \($0)\n" }.joined()
             banner += "Try: swift run runway demo --server \(server.baseURL)\n"
         }
         FileHandle.standardOutput.write(Data(banner.utf8))
-        while !Task.isCancelled {
-            try await Task.sleep(for: .seconds(3600))
-        }
-        await server.stop()
+        // Until SIGTERM or SIGINT has drained the server: requests in flight answered.
+        await server.stopped()
         await database?.close()
         tracing?.cancel()
+        FileHandle.standardOutput.write(Data("Drained and stopped\n".utf8))
     }
 
     /// Bootstraps swift-otel's tracer, exporting by OTLP/HTTP with JSON to `endpoint`, and
@@ -131,15 +172,8 @@ struct ServeCommand: AsyncParsableCommand {
         return Task { try await service.run() }
     }
 
-    /// `postgres://user[:password]@host[:port]/database` as a client configuration (no TLS: a
-    /// database on this machine or a private network).
+    /// `--postgres`'s URL as a client configuration (``PostgresCollectorDatabase/configuration(url:)``).
     static func postgresConfiguration(_ url: String) throws -> PostgresClient.Configuration {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
-            let host = components.host, let user = components.user
-        else { throw ValidationError("\(url) is not a postgres://user@host:port/database URL") }
-        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        return PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: user, password: components.password,
-            database: database.isEmpty ? nil : database, tls: .disable)
+        do { return try PostgresCollectorDatabase.configuration(url: url) } catch { throw ValidationError(error.description) }
     }
 }

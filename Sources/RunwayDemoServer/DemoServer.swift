@@ -7,6 +7,7 @@ public import NIOSSL
 public import Prometheus
 public import RunwayServer
 import ServiceLifecycle
+public import UnixSignals
 
 /// The server half of the demo and of Runway's tests: the listing APIs and the fault routes on
 /// Hummingbird, beside `RunwayServer`'s verifier and collector, bound to 127.0.0.1 on an
@@ -77,19 +78,30 @@ public final class DemoServer: Sendable {
     ///     (through the factory bootstrapped in `MetricsSystem`: bootstrap a
     ///     `PrometheusMetricsFactory` over this registry, as `runway serve` does). Give the
     ///     verifier and the collector a `ServerMetrics` over it too.
+    ///   - trustedProxies: Proxies in front of the server whose `Forwarded` or
+    ///     `X-Forwarded-Proto`/`-Host` fields say the scheme and host a client used
+    ///     (``ForwardedRequest``); none by default.
+    ///   - shutdownSignals: Signals that drain the server and stop it (`runway serve`: SIGTERM
+    ///     and SIGINT); none by default.
+    ///   - drainTimeout: How long a drain waits for requests in flight before cancelling them.
     ///   - tracing: Continue each client's trace (Hummingbird's `TracingMiddleware`, with the
     ///     tracer bootstrapped in `InstrumentationSystem`): a server span per request, the
     ///     verifier's check and the collector's insert under it.
     /// - throws: When the server cannot bind or the TLS configuration is refused.
     public static func start(
-        tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil,
+        tls: TLSConfiguration? = nil, signatureVerifier: SignatureVerifier<ServerRequestContext>? = nil,
         verifiesEverything: Bool = true, collector: OperationLogCollector? = nil, collectorFaults: CollectorFaults? = nil,
         demoRoutes: Bool = true, address: String = "127.0.0.1", port: Int = 0,
         healthGate: String? = nil, endpointList: [String] = [],
-        logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil, tracing: Bool = false
+        logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil, tracing: Bool = false,
+        trustedProxies: TrustedProxies = .none, shutdownSignals: [UnixSignal] = [], drainTimeout: Duration = .seconds(30)
     ) async throws -> DemoServer {
         let probe = ServerProbe()
-        let router = Router()
+        let router = Router(context: ServerRequestContext.self)
+        if trustedProxies != .none {
+            // First: the verifier and every route see the scheme and host the client used.
+            router.add(middleware: ForwardedRequest(trusting: trustedProxies))
+        }
         if tracing {
             // A server span per request, continuing the client's trace from its `traceparent`,
             // through the tracer bootstrapped in `InstrumentationSystem`; no header is recorded,
@@ -115,6 +127,7 @@ public final class DemoServer: Sendable {
             if verifiesEverything, let signatureVerifier { group = group.add(middleware: signatureVerifier) }
             if let collectorFaults { group = group.add(middleware: collectorFaults) }
             collector.addRoutes(to: group)
+            collector.addReadiness(to: router)
         }
         router.get("/health") { _, _ -> Response in
             probe.record("/health")
@@ -146,8 +159,12 @@ public final class DemoServer: Sendable {
             },
             logger: logger
         )
-        let group = ServiceGroup(
-            configuration: .init(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger))
+        // A signal in `shutdownSignals` drains: no new connection is accepted, requests in
+        // flight finish (for at most `drainTimeout`), then the server stops.
+        var configuration = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: shutdownSignals, cancellationSignals: [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainTimeout
+        let group = ServiceGroup(configuration: configuration)
         let running = Task {
             defer { portSink.finish() }
             try await group.run()
@@ -159,6 +176,13 @@ public final class DemoServer: Sendable {
             throw DemoServerError.couldNotBind
         }
         return DemoServer(address: address, port: port, usesTLS: tls != nil, probe: probe, running: running, group: group)
+    }
+
+    /// Returns when the server has stopped: after ``stop()``, or once a shutdown signal given
+    /// to ``start(tls:signatureVerifier:verifiesEverything:collector:collectorFaults:demoRoutes:address:port:healthGate:endpointList:logLevel:metrics:tracing:trustedProxies:shutdownSignals:drainTimeout:)``
+    /// has drained it.
+    public func stopped() async {
+        _ = await running.result
     }
 
     /// Stops the server and waits until it has closed its connections.
@@ -186,9 +210,10 @@ extension DemoServer {
         "GET  /listings/{esf|zf|xf}/{id}                     one listing",
         "ANY  /echo/…                                        the request as the server saw it",
         "ANY  /signed/echo/…                                 the same, for signed requests only (reason on 401)",
-        "GET  /health  ·  GET /endpoints                     health, and the server list for endpoint selection",
+        "GET  /health  ·  GET /ready                         alive; ready (the collector's database answers)",
+        "GET  /endpoints                                     the server list for endpoint selection",
         "GET  /metrics                                       Prometheus text format (runway serve)",
-        "POST /oplog/batches  ·  GET /oplog/stats            the operation-log collector",
+        "POST /oplog/batches  ·  GET /oplog/stats?limit=&offset=   the operation-log collector",
         "POST /auth/token  ·  GET /auth/me  ·  POST /auth/orders   token refresh, a bearer-protected profile and order",
         "POST|PUT /upload/raw  ·  POST /upload/multipart     streamed uploads, answered with size and SHA-256",
         "GET  /files/blob?size=&version=                     downloads with ETag and Range",

@@ -125,14 +125,28 @@ public final class ChildProcess: @unchecked Sendable {
         let argv = [executable] + arguments
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
+        // The child starts with no signal blocked and every signal's default action: a mask or
+        // an ignored SIGTERM of the test process (its runtimes' threads block some) would
+        // otherwise pass through exec, and a server such as nginx would never see the SIGTERM
+        // that stops it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
         let spawned: Int32
         if let environment {
             let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer { for entry in cEnvironment { free(entry) } }
-            spawned = posix_spawn(&pid, executable, &actions, nil, cArguments, cEnvironment)
+            spawned = posix_spawn(&pid, executable, &actions, &attributes, cArguments, cEnvironment)
         } else {
-            spawned = posix_spawn(&pid, executable, &actions, nil, cArguments, environ)
+            spawned = posix_spawn(&pid, executable, &actions, &attributes, cArguments, environ)
         }
         guard spawned == 0 else { throw SpawnFailure(description: "cannot start \(executable): errno \(spawned)") }
         processIdentifier = pid

@@ -56,7 +56,7 @@ extension CollectorFixture {
 /// Runs `body` with a fresh ``CollectorFixture``, then stops everything and removes its files.
 public func withCollector<T>(
     isolation: isolated (any Actor)? = #isolation,
-    signer: (any RequestSigner)? = nil, verifier: SignatureVerifier<BasicRequestContext>? = nil,
+    signer: (any RequestSigner)? = nil, verifier: SignatureVerifier<ServerRequestContext>? = nil,
     fault: (@Sendable (Int) -> CollectorFaults.Fault?)? = nil,
     limits: OperationLogCollector.Limits = OperationLogCollector.Limits(),
     _ body: (CollectorFixture) async throws -> T

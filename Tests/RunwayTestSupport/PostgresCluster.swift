@@ -26,8 +26,21 @@ public struct PostgresCluster: Sendable {
             .first { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("initdb").path) }
     }
 
-    /// Starts a cluster; its superuser is `runway`, with trust authentication on loopback.
-    public static func start() async throws -> PostgresCluster {
+    /// A certificate and key for the server, in PEM: with them the cluster speaks TLS and
+    /// refuses every connection without it (`hostssl` only in `pg_hba.conf`).
+    public struct ServerTLS: Sendable {
+        public var certificatePEM: String
+        public var privateKeyPEM: String
+
+        public init(certificatePEM: String, privateKeyPEM: String) {
+            self.certificatePEM = certificatePEM
+            self.privateKeyPEM = privateKeyPEM
+        }
+    }
+
+    /// Starts a cluster; its superuser is `runway`, with trust authentication on loopback —
+    /// over TLS only, when `tls` is given.
+    public static func start(tls: ServerTLS? = nil) async throws -> PostgresCluster {
         guard let binaries = binaries() else {
             throw Unavailable(description: "PostgreSQL is not installed (Scripts/test installs Debian's postgresql package)")
         }
@@ -42,6 +55,21 @@ public struct PostgresCluster: Sendable {
             binaries.appendingPathComponent("initdb").path,
             ["-D", data, "-U", "runway", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync"],
             asPostgresUser: asPostgresUser)
+        var tlsOptions = ""
+        if let tls {
+            let certificate = folder.appendingPathComponent("server.crt").path
+            let key = folder.appendingPathComponent("server.key").path
+            try tls.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+            try tls.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+            // PostgreSQL refuses a key others can read, and must own it.
+            _ = chmod(key, 0o600)
+            if asPostgresUser { try await run("/bin/chown", ["postgres:postgres", certificate, key], asPostgresUser: false) }
+            let hba = "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n"
+            let hbaPath = folder.appendingPathComponent("pg_hba.conf").path
+            try hba.write(toFile: hbaPath, atomically: true, encoding: .utf8)
+            if asPostgresUser { try await run("/bin/chown", ["postgres:postgres", hbaPath], asPostgresUser: false) }
+            tlsOptions = " -c ssl=on -c ssl_cert_file=\(certificate) -c ssl_key_file=\(key) -c hba_file=\(hbaPath)"
+        }
         // A port free when chosen can be taken before the server binds it (a busy suite opens
         // many connections): a start that fails is tried again on another port.
         var failure: (any Error)?
@@ -53,7 +81,7 @@ public struct PostgresCluster: Sendable {
                     [
                         "-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-o",
                         "-p \(cluster.port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100 "
-                            + "-c shared_buffers=16MB -c dynamic_shared_memory_type=mmap", "start",
+                            + "-c shared_buffers=16MB -c dynamic_shared_memory_type=mmap" + tlsOptions, "start",
                     ], asPostgresUser: asPostgresUser)
                 return cluster
             } catch {
@@ -80,11 +108,11 @@ public struct PostgresCluster: Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    /// Runs the cluster for `body`, stopping it whatever happens.
+    /// Runs the cluster (over TLS only, when `tls` is given) for `body`, stopping it whatever happens.
     public static func with<T>(
-        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresCluster) async throws -> T
+        isolation: isolated (any Actor)? = #isolation, tls: ServerTLS? = nil, _ body: (PostgresCluster) async throws -> T
     ) async throws -> T {
-        let cluster = try await start()
+        let cluster = try await start(tls: tls)
         return try await withCleanup({ await cluster.stop() }) { try await body(cluster) }
     }
 

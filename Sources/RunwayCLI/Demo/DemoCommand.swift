@@ -73,7 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await nio.shutdown()
         } else {
             // The listing APIs are signed: the server admits only requests its verifier accepts.
-            let verifier = SignatureVerifier<BasicRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]])
+            let verifier = SignatureVerifier<ServerRequestContext>(keys: [DemoSigningKey.keyID: [DemoSigningKey.secret]])
             let store = try SQLiteOperationLogStore(url: scratch.appendingPathComponent("collector.sqlite"))
             var result = false
             try await withDemoServer(signatureVerifier: verifier, collector: OperationLogCollector(store: store)) { server, nio in

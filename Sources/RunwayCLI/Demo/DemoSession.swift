@@ -6,7 +6,7 @@ import RunwayServer
 /// Runs `body` with an in-process demo server and an AsyncHTTPClient transport, then shuts both
 /// down, whether `body` succeeded or not.
 func withDemoServer(
-    signatureVerifier: SignatureVerifier<BasicRequestContext>? = nil, collector: OperationLogCollector? = nil,
+    signatureVerifier: SignatureVerifier<ServerRequestContext>? = nil, collector: OperationLogCollector? = nil,
     _ body: (DemoServer, AsyncHTTPClientTransport) async throws -> Void
 ) async throws {
     let server = try await DemoServer.start(signatureVerifier: signatureVerifier, collector: collector)

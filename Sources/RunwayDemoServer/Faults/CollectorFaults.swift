@@ -6,7 +6,7 @@ import RunwayServer
 /// answers chosen batches with a refusal instead of passing them on, for tests and the demo of
 /// an unreliable collector. The production collector knows nothing of it.
 public struct CollectorFaults: RouterMiddleware {
-    public typealias Context = BasicRequestContext
+    public typealias Context = ServerRequestContext
 
     /// A refusal to answer instead of storing a batch.
     public enum Fault: Sendable, Hashable {

@@ -15,7 +15,7 @@ import NIOConcurrencyHelpers
 /// - `POST /auth/orders` — the same check; an order accepted answers whose token placed it
 ///   (`{"placed_with": "<token>"}`), so a test sees which user a request was sent as.
 enum AuthRoutes {
-    static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
+    static func add(to router: some RouterMethods<ServerRequestContext>, probe: ServerProbe) {
         let current = NIOLockedValueBox<String?>(nil)
         router.post("/auth/token") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 64 * 1024)

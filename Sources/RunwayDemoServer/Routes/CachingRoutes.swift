@@ -32,7 +32,7 @@ enum CachingRoutes {
         }
     }
 
-    static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
+    static func add(to router: some RouterMethods<ServerRequestContext>, probe: ServerProbe) {
         let documents = NIOLockedValueBox([String: Document]())
         router.get("/caching/doc/:key") { request, context -> Response in
             let key = context.parameters.get("key") ?? ""

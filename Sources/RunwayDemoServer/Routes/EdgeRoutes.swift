@@ -11,7 +11,7 @@ import RunwayServer
 ///   `Set-Cookie` fields, one with an `Expires` date (which holds a comma).
 /// - `GET /edges/no-location?status=` — that 3xx status (default 302) with no `Location`.
 enum EdgeRoutes {
-    static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
+    static func add(to router: Router<ServerRequestContext>, probe: ServerProbe) {
         router.get("/edges/late") { request, _ -> Response in
             probe.record("/edges/late")
             let seconds = request.uri.queryParameters["seconds"].flatMap { Double(String($0)) } ?? 1

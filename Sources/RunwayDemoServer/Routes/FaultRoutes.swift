@@ -55,7 +55,7 @@ enum FaultRoutes {
         return try? Date(iso, strategy: .iso8601)
     }
 
-    static func add(to router: Router<BasicRequestContext>, probe: ServerProbe) {
+    static func add(to router: Router<ServerRequestContext>, probe: ServerProbe) {
         router.get("/faults/not-json") { _, _ in
             probe.record("/faults/not-json")
             return JSONResponse.raw(Data("<html>not json</html>".utf8), contentType: "application/json")
@@ -75,7 +75,7 @@ enum FaultRoutes {
             try await holdUntilClientLeaves(request, probe: probe)
             return JSONResponse.html("released", status: .serviceUnavailable)
         }
-        let gate: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+        let gate: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, context in
             let key = context.parameters.get("key") ?? ""
             probe.record("/faults/gate/\(key)")
             if request.method == .post { probe.record("POST /faults/gate/\(key)") }
@@ -84,7 +84,7 @@ enum FaultRoutes {
         }
         router.get("/faults/gate/:key", use: gate)
         router.post("/faults/gate/:key", use: gate)
-        let flaky: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+        let flaky: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, _ in
             let query = request.uri.queryParameters
             let key = query["key"].map(String.init) ?? "default"
             let failures = query["failures"].flatMap { Int(String($0)) } ?? 1
@@ -257,7 +257,7 @@ enum FaultRoutes {
             response.headers[.cacheControl] = "public, max-age=3600"
             return response
         }
-        let redirect: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+        let redirect: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, _ in
             let query = request.uri.queryParameters
             var target = query["to"].map(String.init) ?? "/"
             if target == "self" { target = request.uri.description }
@@ -267,7 +267,7 @@ enum FaultRoutes {
             headers[.location] = target
             return Response(status: .init(code: status), headers: headers, body: ResponseBody())
         }
-        let redirectTo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+        let redirectTo: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, context in
             let status = context.parameters.get("status").flatMap(Int.init) ?? 302
             let prefix = "/faults/redirect-to/\(status)"
             probe.record("/faults/redirect")
@@ -317,8 +317,8 @@ enum FaultRoutes {
     }
 
     /// `ANY <group>/echo/…`: the request as the server saw it.
-    static func addEcho(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
-        let echo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+    static func addEcho(to router: some RouterMethods<ServerRequestContext>, probe: ServerProbe) {
+        let echo: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, _ in
             let body = try await request.body.collect(upTo: 1 << 20)
             // Counted once the body has arrived whole (and, behind the verifier, matched its hash).
             probe.record("/echo")

@@ -8,7 +8,7 @@ import RunwayServer
 /// `city=atlantis` answers business error 1001, as a real service refuses a city it does not
 /// serve.
 enum ListingRoutes {
-    static func add(to router: some RouterMethods<BasicRequestContext>, catalog: ListingCatalog, probe: ServerProbe) {
+    static func add(to router: some RouterMethods<ServerRequestContext>, catalog: ListingCatalog, probe: ServerProbe) {
         router.get("/listings/:kind") { request, context -> Response in
             guard let kind = context.parameters.get("kind").flatMap(ListingKind.init(rawValue:)) else {
                 return JSONResponse.html("No such listing", status: .notFound)

@@ -52,8 +52,8 @@ public enum TransferRoutes {
         return bytes
     }()
 
-    static func add(to router: some RouterMethods<BasicRequestContext>, probe: ServerProbe) {
-        let raw: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+    static func add(to router: some RouterMethods<ServerRequestContext>, probe: ServerProbe) {
+        let raw: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, _ in
             // `digest=none` only counts: hashing a gigabyte costs the server seconds of CPU.
             var hasher: SHA256? = request.uri.queryParameters["digest"] == "none" ? nil : SHA256()
             var count = 0

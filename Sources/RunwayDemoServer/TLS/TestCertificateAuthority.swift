@@ -45,10 +45,12 @@ public struct TestCertificateAuthority: Sendable {
         try NIOSSLCertificate(bytes: Array(rootPEM.utf8), format: .pem)
     }
 
-    /// A leaf certificate and key for `127.0.0.1` and `dnsNames` (`localhost` by default), signed
-    /// by this authority, with the public-key pin of the leaf (base64 SHA-256 of its
-    /// SubjectPublicKeyInfo).
-    public func issueLeaf(commonName: String = "127.0.0.1", dnsNames: [String] = ["localhost"]) throws -> (
+    /// A leaf certificate and key for `ipAddresses` (127.0.0.1 by default) and `dnsNames`
+    /// (`localhost` by default), signed by this authority, with the public-key pin of the leaf
+    /// (base64 SHA-256 of its SubjectPublicKeyInfo).
+    public func issueLeaf(
+        commonName: String = "127.0.0.1", dnsNames: [String] = ["localhost"], ipAddresses: [[UInt8]] = [[127, 0, 0, 1]]
+    ) throws -> (
         certificatePEM: String, privateKeyPEM: String, spkiPin: String
     ) {
         let key = P256.Signing.PrivateKey()
@@ -59,7 +61,8 @@ public struct TestCertificateAuthority: Sendable {
                 Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
                 SubjectAlternativeNames(
-                    dnsNames.map { GeneralName.dnsName($0) } + [.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+                    dnsNames.map { GeneralName.dnsName($0) }
+                        + ipAddresses.map { GeneralName.ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) })
             })
         let pem = try leaf.serializeAsPEM().pemString
         // The pin hashes the whole SubjectPublicKeyInfo DER (algorithm and key), as a client sees it.

@@ -10,11 +10,18 @@ public import CoreMetrics
 /// | `runway_collector_events_total` | counter | `result` (`stored`, `duplicate`, `refused`), `reason` (a refused event's: `invalid`, `too_large`, …; empty otherwise) |
 /// | `runway_collector_batch_events` | histogram | — (events per accepted batch, refused ones included) |
 /// | `runway_verifier_refusals_total` | counter | `reason` (`bad_signature`, `replayed_nonce`, …) |
-/// | `runway_nonce_store_entries` · `runway_nonce_store_capacity` | gauge | — (the in-memory store only: a shared database's fill is the database's to report) |
+/// | `runway_nonce_store_entries` · `runway_nonce_store_capacity` | gauge | — (live nonces as this process last saw them: the memory store's, or the PostgreSQL table's at its last sweep plus this process's claims since) |
 ///
-/// Request durations come from Hummingbird's own `MetricsMiddleware`
-/// (`http_server_request_duration_seconds`), which `runway serve` installs. Every dimension is
-/// one of a fixed set, so no input can grow the series without bound.
+/// Every family exists from the start, each counter at zero for every value of its dimensions
+/// (so `rate()` and `increase()` work from the first scrape). Every dimension is one of a fixed
+/// set, so no input can grow the series without bound.
+///
+/// Request counts and durations come from Hummingbird's own `MetricsMiddleware`, which
+/// `runway serve` installs; its names follow OpenTelemetry's dotted style, so give the
+/// Prometheus factory ``prometheusNames(_:_:)`` as its `nameAndLabelSanitizer`: counters end in
+/// `_total` (`hb_requests_total`, `hb_request_errors_total`) and the duration histogram in its
+/// unit (`http_server_request_duration_seconds`), as Prometheus' naming rules and
+/// `promtool check metrics` ask.
 public struct ServerMetrics: Sendable {
     /// Metric labels.
     public enum Label {
@@ -28,9 +35,35 @@ public struct ServerMetrics: Sendable {
 
     private let factory: any MetricsFactory
 
-    /// Reports through `factory` (the one bootstrapped in `MetricsSystem` by default).
+    /// Reports through `factory` (the one bootstrapped in `MetricsSystem` by default), every
+    /// family made at once, counters at zero.
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
+        for outcome in ["accepted"] + OperationLogCollector.Reason.allCases.map(\.rawValue) {
+            Counter(label: Label.batches, dimensions: [("outcome", outcome)], factory: factory).increment(by: 0)
+        }
+        for result in ["stored", "duplicate"] {
+            Counter(label: Label.events, dimensions: [("result", result), ("reason", "")], factory: factory).increment(by: 0)
+        }
+        for reason in OperationLogCollector.eventRefusalReasons {
+            Counter(label: Label.events, dimensions: [("result", "refused"), ("reason", reason)], factory: factory).increment(by: 0)
+        }
+        _ = Recorder(label: Label.batchEvents, dimensions: [], aggregate: true, factory: factory)
+        for reason in SignatureVerifier<ServerRequestContext>.Reason.allCases {
+            Counter(label: Label.refusals, dimensions: [("reason", reason.rawValue)], factory: factory).increment(by: 0)
+        }
+    }
+
+    /// Hummingbird's metric names as Prometheus names them: for a `PrometheusMetricsFactory`'s
+    /// `nameAndLabelSanitizer`. Runway's own names pass unchanged; the registry turns the dots
+    /// left in names and labels into underscores.
+    public static func prometheusNames(_ label: String, _ dimensions: [(String, String)]) -> (String, [(String, String)]) {
+        switch label {
+        case "hb.requests": ("hb_requests_total", dimensions)
+        case "hb.request.errors": ("hb_request_errors_total", dimensions)
+        case "http.server.request.duration": ("http_server_request_duration_seconds", dimensions)
+        default: (label, dimensions)
+        }
     }
 
     func batchAccepted(events: Int, stored: Int, duplicates: Int, refusedReasons: [String]) {

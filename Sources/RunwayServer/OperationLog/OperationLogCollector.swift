@@ -61,13 +61,22 @@ public final class OperationLogCollector: Sendable {
         /// can hold, so that a batch of one event always parses (a client halves a batch
         /// refused with 413).
         public var maximumValues = 100_000
+        /// The most batches inflated, parsed and stored at once. Each can cost up to the memory
+        /// `maximumInflatedSize` and `maximumValues` allow (about 50 MB at the defaults) and tens
+        /// of milliseconds of CPU; a batch beyond the cap is answered 503 `busy` with a
+        /// `Retry-After` of how long batches take here, so a client's back-off brings it back.
+        /// Default: two per processor.
+        public var maximumConcurrentBatches = 2 * ProcessInfo.processInfo.activeProcessorCount
+        /// The most names `GET /oplog/stats` answers per page (`?limit=` asks for fewer).
+        /// Default 100.
+        public var maximumStatsPage = 100
 
         /// The defaults.
         public init() {}
     }
 
     /// Why a batch was refused: the `reason` of the answer.
-    public enum Reason: String, Sendable {
+    public enum Reason: String, Sendable, CaseIterable {
         case unsupportedEncoding = "unsupported_encoding"
         case bodyTooLarge = "body_too_large"
         case inflatedTooLarge = "inflated_too_large"
@@ -77,6 +86,7 @@ public final class OperationLogCollector: Sendable {
         case malformedJSON = "malformed_json"
         case missingEvents = "missing_events"
         case storeUnavailable = "store_unavailable"
+        case busy = "busy"
     }
 
     /// Where events are kept.
@@ -84,6 +94,13 @@ public final class OperationLogCollector: Sendable {
     /// The limits in force.
     public let limits: Limits
     private let metrics: ServerMetrics?
+    private let work = NIOLockedValueBox(Work())
+
+    /// Batches being worked on, and how long one takes (a moving average), for the cap.
+    private struct Work {
+        var running = 0
+        var averageSeconds = 0.05
+    }
 
     /// Creates a collector over `store`.
     ///
@@ -101,15 +118,37 @@ public final class OperationLogCollector: Sendable {
     }
 
     /// Adds `POST /oplog/batches` and `GET /oplog/stats` to `router`, behind `verifier` when given.
-    public func add(to router: Router<BasicRequestContext>, verifier: SignatureVerifier<BasicRequestContext>? = nil) {
+    public func add<Context: RequestContext>(to router: Router<Context>, verifier: SignatureVerifier<Context>? = nil) {
         addRoutes(to: verifier.map { router.group("/oplog").add(middleware: $0) } ?? router.group("/oplog"))
     }
 
     /// Adds `POST batches` and `GET stats` to `group` (which is at `/oplog` for clients that
     /// use Runway's `OperationLog`), behind whatever middleware the group has.
-    public func addRoutes(to group: RouterGroup<BasicRequestContext>) {
+    public func addRoutes<Context: RequestContext>(to group: RouterGroup<Context>) {
         group.post("batches") { request, _ in try await self.accept(request) }
-        group.get("stats") { _, _ in await self.stats() }
+        group.get("stats") { request, _ in
+            let query = request.uri.queryParameters
+            return await self.stats(limit: query["limit"].flatMap { Int($0) }, offset: query["offset"].flatMap { Int($0) })
+        }
+    }
+
+    /// Adds `GET /ready` to `router`: 200 while the store answers a query within `timeout`,
+    /// 503 `store_unavailable` when it does not — what an orchestrator asks before sending
+    /// traffic. A database that is down often does not refuse but keeps the query waiting for a
+    /// connection: the answer does not wait past `timeout` for it.
+    public func addReadiness<Context: RequestContext>(to router: Router<Context>, timeout: Duration = .seconds(2)) {
+        router.get("/ready") { _, _ -> Response in
+            do {
+                try await Self.within(timeout) { try await self.store.checkReachable() }
+                var response = JSONResponse.make(["status": "ready"])
+                response.headers[.cacheControl] = "no-store"
+                return response
+            } catch {
+                var response = Self.refuse(.storeUnavailable, status: .serviceUnavailable)
+                response.headers[.cacheControl] = "no-store"
+                return response
+            }
+        }
     }
 
     func accept(_ request: Request) async throws -> Response {
@@ -125,6 +164,28 @@ public final class OperationLogCollector: Sendable {
         }
         // Other errors (the verifier's refusal of a body that does not match its signed hash)
         // answer as they were thrown.
+        // The body is bounded and read; what costs memory and CPU — inflating, parsing,
+        // storing — runs for at most `maximumConcurrentBatches` at once.
+        let admitted = work.withLockedValue { work -> Bool in
+            guard work.running < limits.maximumConcurrentBatches else { return false }
+            work.running += 1
+            return true
+        }
+        guard admitted else {
+            let seconds = work.withLockedValue { $0.averageSeconds }
+            var response = refused(.busy, status: .serviceUnavailable, detail: ["limit": limits.maximumConcurrentBatches])
+            response.headers[.retryAfter] = String(Int(min(max(seconds.rounded(.up), 1), 60)))
+            return response
+        }
+        let started = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            work.withLockedValue { work in
+                work.running -= 1
+                work.averageSeconds = work.averageSeconds * 0.9 + seconds * 0.1
+            }
+        }
         let batch: ParsedBatch
         switch parse(Data(buffer: compressed), receivedAt: received) {
         case .success(let parsed): batch = parsed
@@ -162,6 +223,37 @@ public final class OperationLogCollector: Sendable {
             response.headers[.retryAfter] = "1"
             return response
         }
+    }
+
+    /// Why a check did not answer in time.
+    struct TimedOut: Error {}
+
+    /// `work`'s outcome, or ``TimedOut`` after `timeout` — without waiting for `work` to notice
+    /// (a query waiting for a connection to a database that is down may not, for a while).
+    static func within(_ timeout: Duration, _ work: @escaping @Sendable () async throws -> Void) async throws {
+        let outcome = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(nil)
+        let finish = { @Sendable (result: Result<Void, any Error>) in
+            outcome.withLockedValue { continuation in
+                continuation?.resume(with: result)
+                continuation = nil
+            }
+        }
+        let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            outcome.withLockedValue { $0 = continuation }
+            tasks.withLockedValue {
+                $0 = [
+                    Task {
+                        do { try await work(); finish(.success(())) } catch { finish(.failure(error)) }
+                    },
+                    Task {
+                        try? await Task.sleep(for: timeout)
+                        finish(.failure(TimedOut()))
+                    },
+                ]
+            }
+        }
+        for task in tasks.withLockedValue({ $0 }) { task.cancel() }
     }
 
     /// ``refuse(_:status:detail:)``, counted.
@@ -269,6 +361,9 @@ public final class OperationLogCollector: Sendable {
         return .success(batch)
     }
 
+    /// Every reason an event of an accepted batch can be refused for.
+    static let eventRefusalReasons = ["missing", "invalid", "too_large", "holds_nul", "store_refused"]
+
     /// Why one event was refused.
     struct BadField: Error {
         var field: String
@@ -317,13 +412,19 @@ public final class OperationLogCollector: Sendable {
         }
     }
 
-    func stats() async -> Response {
+    /// One page of the counts by name: `?limit=` (at most ``Limits/maximumStatsPage``) from
+    /// `?offset=`; `next` is the offset of the next page while there may be one.
+    func stats(limit: Int?, offset: Int?) async -> Response {
+        let limit = min(max(limit ?? limits.maximumStatsPage, 1), limits.maximumStatsPage)
+        let offset = max(offset ?? 0, 0)
         do {
-            let summary = try await store.summary()
-            return JSONResponse.make([
+            let summary = try await store.summary(limit: limit, offset: offset)
+            var object: [String: Any] = [
                 "events": summary.events,
                 "byName": summary.byName.map { ["name": $0.name, "count": $0.count] as [String: Any] },
-            ])
+            ]
+            object["next"] = summary.byName.count == limit ? offset + limit : NSNull()
+            return JSONResponse.make(object)
         } catch {
             return Self.refuse(.storeUnavailable, status: .serviceUnavailable)
         }

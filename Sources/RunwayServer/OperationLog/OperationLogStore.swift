@@ -11,13 +11,24 @@ public protocol OperationLogStore: Sendable {
     ///   (nothing stored; the collector then stores the events one by one); anything else when
     ///   the store is unavailable.
     func store(_ events: [CollectedEvent]) async throws -> StoredBatch
-    /// What the store holds.
-    func summary() async throws -> CollectorSummary
+    /// What the store holds: every event counted, and the names of one page of the counts by
+    /// name, most frequent first — `limit` of them from the `offset`th. The grouping is the
+    /// database's; only the page is held in memory.
+    func summary(limit: Int, offset: Int) async throws -> CollectorSummary
+    /// Returns when the database answers a query; throws when it does not (`/ready`).
+    func checkReachable() async throws
     /// The identifiers of every stored event (for audits and tests; not for large stores).
     func allEventIDs() async throws -> [String]
     /// Every stored event's ``CollectedEvent/clockOffsetMilliseconds``, by identifier (for
     /// audits and tests; not for large stores).
     func clockOffsets() async throws -> [String: Int64?]
+}
+
+extension OperationLogStore {
+    /// What the store holds, every name counted (for audits and tests; not for large stores).
+    public func summary() async throws -> CollectorSummary {
+        try await summary(limit: Int(Int32.max), offset: 0)
+    }
 }
 
 /// What storing one batch did.

@@ -34,10 +34,12 @@ public final class SQLiteOperationLogStore: OperationLogStore {
         let received = Int64(Date().timeIntervalSince1970 * 1000)
         do {
             return try await pool.write { db in
+                // Only a repeated id is a duplicate: `INSERT OR IGNORE` would also skip a row that a
+                // NOT NULL or CHECK constraint refuses, and count it as one (acknowledged, lost).
                 let statement = try db.cachedStatement(
                     sql: """
-                        INSERT OR IGNORE INTO collected_event (event_id, name, time_ms, payload, received_ms, clock_offset_ms)
-                        VALUES (?, ?, ?, ?, ?, ?)
+                        INSERT INTO collected_event (event_id, name, time_ms, payload, received_ms, clock_offset_ms)
+                        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO NOTHING
                         """)
                 var new = 0
                 for event in events {
@@ -69,13 +71,18 @@ public final class SQLiteOperationLogStore: OperationLogStore {
         }
     }
 
-    public func summary() async throws -> CollectorSummary {
+    public func summary(limit: Int, offset: Int) async throws -> CollectorSummary {
         try await pool.read { db in
             let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM collected_event") ?? 0
             let rows = try Row.fetchAll(
-                db, sql: "SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name")
+                db, sql: "SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name LIMIT ? OFFSET ?",
+                arguments: [max(limit, 0), max(offset, 0)])
             return CollectorSummary(events: total, byName: rows.map { (name: $0[0], count: $0[1]) })
         }
+    }
+
+    public func checkReachable() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
     public func allEventIDs() async throws -> [String] {

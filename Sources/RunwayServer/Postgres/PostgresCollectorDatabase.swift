@@ -1,4 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
 public import Logging
 public import PostgresNIO
 
@@ -26,21 +28,53 @@ public final class PostgresCollectorDatabase: Sendable {
         self.logger = logger
     }
 
-    /// Connects and makes sure the collector's tables exist.
+    /// The database did not accept a connection within the time given to ``connect(_:logger:timeout:)``
+    /// (the pool goes on trying a server that refuses, or a TLS handshake that fails, rather than
+    /// failing the first query): not reachable, refused, or TLS not agreed. The client's log at
+    /// `warning` says which.
+    public struct Unreachable: Error, Sendable, CustomStringConvertible {
+        /// How long it was given.
+        public var timeout: Duration
+        public var description: String {
+            "PostgreSQL did not accept a connection within \(timeout): not reachable, refused, or TLS not agreed"
+        }
+    }
+
+    /// Connects and makes sure the collector's tables exist, giving up after `timeout`.
     ///
-    /// - throws: `PSQLError` when the server cannot be reached or refuses the statements.
+    /// - throws: `PSQLError` when the server refuses the statements; ``Unreachable`` when no
+    ///   connection was made within `timeout`.
     public static func connect(
-        _ configuration: PostgresClient.Configuration, logger: Logger = Logger(label: "runway.postgres")
+        _ configuration: PostgresClient.Configuration, logger: Logger = Logger(label: "runway.postgres"),
+        timeout: Duration = .seconds(10)
     ) async throws -> PostgresCollectorDatabase {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let running = Task { await client.run() }
         let database = PostgresCollectorDatabase(client: client, running: running, logger: logger)
+        // Either the tables are made, or the time runs out and the client is stopped: never both.
+        let state = NIOLockedValueBox<(done: Bool, timedOut: Bool)>((false, false))
+        let watchdog = Task {
+            try await Task.sleep(for: timeout)
+            let fires = state.withLockedValue { state -> Bool in
+                guard !state.done else { return false }
+                state.timedOut = true
+                return true
+            }
+            if fires { running.cancel() }
+        }
+        defer { watchdog.cancel() }
         do {
             try await database.createTables()
         } catch {
             running.cancel()
+            if state.withLockedValue({ $0.timedOut }) { throw Unreachable(timeout: timeout) }
             throw error
         }
+        let timedOut = state.withLockedValue { state -> Bool in
+            state.done = true
+            return state.timedOut
+        }
+        guard !timedOut else { throw Unreachable(timeout: timeout) }
         return database
     }
 
@@ -65,6 +99,16 @@ public final class PostgresCollectorDatabase: Sendable {
                     logger: logger)
                 try await connection.query(
                     "CREATE INDEX IF NOT EXISTS signature_nonce_expiry ON signature_nonce (expiry_ms)", logger: logger)
+                // Whose each nonce is, for the quotas (``NonceQuota``); a table from before has
+                // rows of no one, which count against no quota and expire as before.
+                try await connection.query(
+                    "ALTER TABLE signature_nonce ADD COLUMN IF NOT EXISTS key_holder TEXT, ADD COLUMN IF NOT EXISTS device_holder TEXT",
+                    logger: logger)
+                try await connection.query(
+                    "CREATE INDEX IF NOT EXISTS signature_nonce_key ON signature_nonce (key_holder, expiry_ms)", logger: logger)
+                try await connection.query(
+                    "CREATE INDEX IF NOT EXISTS signature_nonce_device ON signature_nonce (device_holder, expiry_ms)",
+                    logger: logger)
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(727200)", logger: logger)
                 throw error
@@ -77,5 +121,49 @@ public final class PostgresCollectorDatabase: Sendable {
     public func close() async {
         running.cancel()
         await running.value
+    }
+
+    /// Why a URL is not a PostgreSQL URL Runway can connect by.
+    public struct URLError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `postgres://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…]` as a client
+    /// configuration. `sslmode` as libpq reads it: `disable` (the default), `require` (encrypted,
+    /// the certificate not checked), `verify-ca` (checked against the CA file `sslrootcert`),
+    /// `verify-full` (and the host checked against the certificate's names).
+    ///
+    /// - throws: ``URLError`` saying what is wrong: not such a URL, another `sslmode`, or a
+    ///   verifying mode without a readable `sslrootcert`.
+    public static func configuration(url: String) throws(URLError) -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, let user = components.user
+        else { throw URLError(description: "\(url) is not a postgres://user@host:port/database URL") }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let query = components.queryItems ?? []
+        let mode = query.last { $0.name == "sslmode" }?.value ?? "disable"
+        let rootCertificate = query.last { $0.name == "sslrootcert" }?.value
+        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+        let tls: PostgresClient.Configuration.TLS
+        switch mode {
+        case "disable":
+            tls = .disable
+        case "require":
+            tlsConfiguration.certificateVerification = .none
+            tls = .require(tlsConfiguration)
+        case "verify-ca", "verify-full":
+            guard let rootCertificate else { throw URLError(description: "sslmode=\(mode) needs sslrootcert=CA.pem") }
+            guard FileManager.default.isReadableFile(atPath: rootCertificate) else {
+                throw URLError(description: "sslrootcert \(rootCertificate) cannot be read")
+            }
+            tlsConfiguration.trustRoots = .file(rootCertificate)
+            tlsConfiguration.certificateVerification = mode == "verify-full" ? .fullVerification : .noHostnameVerification
+            tls = .require(tlsConfiguration)
+        default:
+            throw URLError(description: "sslmode=\(mode): Runway takes disable, require, verify-ca or verify-full")
+        }
+        return PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: user, password: components.password,
+            database: database.isEmpty ? nil : database, tls: tls)
     }
 }

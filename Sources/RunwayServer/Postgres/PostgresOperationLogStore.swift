@@ -47,12 +47,25 @@ public final class PostgresOperationLogStore: OperationLogStore {
         return offsets
     }
 
-    public func summary() async throws -> CollectorSummary {
+    public func summary(limit: Int, offset: Int) async throws -> CollectorSummary {
+        var total = 0
+        for try await count in try await database.client.query(
+            "SELECT count(*)::BIGINT FROM collected_event", logger: database.logger
+        ).decode(Int64.self) {
+            total = Int(count)
+        }
         let rows = try await database.client.query(
-            "SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name", logger: database.logger)
+            """
+            SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name
+            LIMIT \(Int64(max(limit, 0))) OFFSET \(Int64(max(offset, 0)))
+            """, logger: database.logger)
         var byName: [(name: String, count: Int)] = []
         for try await (name, count) in rows.decode((String, Int64).self) { byName.append((name, Int(count))) }
-        return CollectorSummary(events: byName.reduce(0) { $0 + $1.count }, byName: byName)
+        return CollectorSummary(events: total, byName: byName)
+    }
+
+    public func checkReachable() async throws {
+        try await database.client.query("SELECT 1", logger: database.logger)
     }
 
     public func allEventIDs() async throws -> [String] {

@@ -1,6 +1,4 @@
-import Crypto
 import Foundation
-import NIOConcurrencyHelpers
 
 /// Where a ``SignatureVerifier`` remembers the nonces it has seen within its window, so that a
 /// replayed request is refused.
@@ -8,7 +6,7 @@ import NIOConcurrencyHelpers
 /// One verifier process uses ``MemoryNonceStore``. Several verifier processes behind a load
 /// balancer must share one store — otherwise a request replayed to another process passes —
 /// so they implement this protocol over a shared database (one row per nonce, unique on the
-/// nonce, expired rows deleted by expiry).
+/// nonce, expired rows deleted by expiry), as ``PostgresNonceStore`` does.
 public protocol NonceStore: Sendable {
     /// Records `nonce` until `expiry`, unless it is already recorded and live.
     ///
@@ -16,6 +14,24 @@ public protocol NonceStore: Sendable {
     ///   already live; ``NonceRecording/full(roomAt:)`` when the store cannot remember one more.
     /// - throws: When the store cannot be reached; the verifier answers 503.
     func record(_ nonce: String, expiry: Date, now: Date) async throws -> NonceRecording
+
+    /// Records `nonce` for `holder`, who may hold at most its ``NonceQuota`` of the store:
+    /// ``NonceRecording/overQuota(_:roomAt:)`` beyond it, whatever room the store has. What the
+    /// verifier calls; a store without quotas records as ``record(_:expiry:now:)`` does (the
+    /// default).
+    func record(_ nonce: String, holder: NonceHolder, expiry: Date, now: Date) async throws -> NonceRecording
+
+    /// The live nonces held and the capacity, as this process last saw them, for the
+    /// `runway_nonce_store_*` gauges; `nil` (the default) when the store cannot tell.
+    var fill: (entries: Int, capacity: Int)? { get }
+}
+
+extension NonceStore {
+    public func record(_ nonce: String, holder: NonceHolder, expiry: Date, now: Date) async throws -> NonceRecording {
+        try await record(nonce, expiry: expiry, now: now)
+    }
+
+    public var fill: (entries: Int, capacity: Int)? { nil }
 }
 
 /// What recording a nonce found.
@@ -28,79 +44,59 @@ public enum NonceRecording: Sendable, Hashable {
     /// nonces that could then be replayed. `roomAt` is when the earliest live nonce expires
     /// (the verifier's `Retry-After`), when the store knows.
     case full(roomAt: Date?)
+    /// The request's holder already holds its quota of live nonces: its own flood is refused
+    /// (the verifier answers 429), while everyone else's requests are still recorded. `roomAt`
+    /// is when the holder's earliest nonce expires, when the store knows.
+    case overQuota(NonceHolder.Level, roomAt: Date?)
 }
 
-/// The in-memory ``NonceStore``: bounded in entries and in bytes, and expiring nonces in O(1)
-/// amortised time.
+/// Whose nonce it is: the key that signed the request and, when the request names one in a
+/// signed header field, the device that sent it. Quotas are counted per key and per device of a
+/// key, so one holder's flood fills its own share of the store, not everyone's.
+public struct NonceHolder: Sendable, Hashable {
+    /// A level a quota is counted at.
+    public enum Level: String, Sendable, Hashable {
+        /// Every request signed with one key id.
+        case key
+        /// Every request of one key id that names one device.
+        case device
+    }
+
+    /// The key id that signed the request.
+    public var keyID: String
+    /// The device the request named in a signed field, if it named one.
+    public var device: String?
+
+    /// A holder.
+    public init(keyID: String, device: String? = nil) {
+        self.keyID = keyID
+        self.device = device
+    }
+}
+
+/// How many live nonces one holder may hold: a key's (every client that signs with it) and a
+/// device's (every request of one key that names that device in a signed field).
 ///
-/// Each nonce is kept as its SHA-256, so an entry costs the same whatever the nonce's length
-/// (about 100 bytes with the dictionary's overhead: 750,000 entries, the default, are about
-/// 75 MB). Nonces are kept in one-second buckets by expiry; each record first drops the buckets
-/// whose second has passed, each nonce exactly once, so no request ever pays for a sweep of the
-/// whole store, and a full store answers at once, with when room frees.
-///
-/// **Sizing.** A verifier keeps each nonce at most its window, so at a steady `r` signed
-/// requests a second the store holds at most `r × window` nonces. Size it with
-/// ``capacity(forRequestsPerSecond:window:)``; the default serves 2,000 signed requests a second
-/// with the default 300 s window, with a quarter to spare for bursts.
-public final class MemoryNonceStore: NonceStore {
-    private struct State {
-        var expiries: [SHA256Digest: Int64] = [:]
-        var buckets: [Int64: [SHA256Digest]] = [:]
-        /// Every bucket before this second has been dropped.
-        var sweptUpTo: Int64 = .min
+/// An app usually ships one key in every install, so the key's quota is off by default (every
+/// install shares it) and the device's is what keeps one install's flood its own problem.
+/// Servers with a key per partner set ``perKey``. A request without a device field counts
+/// against its key's quota only. A device id is only as trustworthy as the key: a holder of an
+/// extracted app key can name a new device per request, which the key's quota then bounds.
+public struct NonceQuota: Sendable, Hashable {
+    /// The most live nonces of one key id; `nil`: no limit but the store's capacity.
+    public var perKey: Int?
+    /// The most live nonces of one device of a key; `nil`: no limit but the key's.
+    public var perDevice: Int?
+
+    /// Quotas; none by default.
+    public init(perKey: Int? = nil, perDevice: Int? = nil) {
+        self.perKey = perKey.map { max($0, 1) }
+        self.perDevice = perDevice.map { max($0, 1) }
     }
 
-    /// How many live nonces are kept at most.
-    public let capacity: Int
-    private let state = NIOLockedValueBox(State())
-
-    /// The capacity that holds every nonce of `requestsPerSecond` signed requests, each kept
-    /// for `window`, with a quarter to spare for bursts.
-    public static func capacity(forRequestsPerSecond requestsPerSecond: Int, window: Duration = .seconds(300)) -> Int {
-        let perWindow = Double(max(requestsPerSecond, 1)) * max(Double(window.components.seconds), 1) * 1.25
-        return perWindow >= Double(Int.max) ? Int.max : Int(perWindow.rounded(.up))
+    /// A device's share of a store of `capacity`: 1 % (at the default capacity, 7,500 nonces —
+    /// 25 signed requests a second for 300 s), and no quota per key.
+    public static func `default`(capacity: Int) -> NonceQuota {
+        NonceQuota(perDevice: max(capacity / 100, 1))
     }
-
-    /// Creates a store holding at most `capacity` live nonces: by default enough for 2,000
-    /// signed requests a second over a 300 s window (750,000).
-    public init(capacity: Int = MemoryNonceStore.capacity(forRequestsPerSecond: 2_000)) { self.capacity = capacity }
-
-    public func record(_ nonce: String, expiry: Date, now: Date) -> NonceRecording {
-        let second = Int64(now.timeIntervalSince1970.rounded(.down))
-        let expirySecond = Int64(expiry.timeIntervalSince1970.rounded(.up))
-        let key = SHA256.hash(data: Data(nonce.utf8))
-        return state.withLockedValue { state in
-            Self.expire(&state, through: second)
-            if let seen = state.expiries[key], seen > second { return .replayed }
-            guard state.expiries.count < capacity else {
-                // Room frees when the earliest bucket's second comes.
-                let earliest = state.buckets.keys.min()
-                return .full(roomAt: earliest.map { Date(timeIntervalSince1970: Double($0)) })
-            }
-            state.expiries[key] = expirySecond
-            state.buckets[expirySecond, default: []].append(key)
-            return .fresh
-        }
-    }
-
-    /// Drops every bucket whose second is at or before `second`.
-    private static func expire(_ state: inout State, through second: Int64) {
-        guard second >= state.sweptUpTo else { return }
-        let span = state.sweptUpTo == .min ? Int64.max : second - state.sweptUpTo
-        // Walk the seconds when that is shorter than the buckets; otherwise the buckets.
-        let due: [Int64] =
-            span < Int64(state.buckets.count)
-            ? (state.sweptUpTo...second).filter { state.buckets[$0] != nil }
-            : state.buckets.keys.filter { $0 <= second }
-        for bucket in due {
-            for key in state.buckets.removeValue(forKey: bucket) ?? [] where state.expiries[key] == bucket {
-                state.expiries.removeValue(forKey: key)
-            }
-        }
-        state.sweptUpTo = second + 1
-    }
-
-    /// Live nonces held.
-    public var count: Int { state.withLockedValue { $0.expiries.count } }
 }

@@ -27,10 +27,15 @@ import Runway
 /// | 401 | `body_mismatch` | the body does not hash to the signed `X-Runway-Content-Sha256` |
 /// | 413 | `body_too_large` | the body is larger than `maximumBodySize` |
 /// | 503 | `nonce_store_full` | the nonce store cannot remember one more (fails closed; `Retry-After` is the time until the earliest nonce expires) |
+/// | 429 | `nonce_quota_exceeded` | the request's key, or its device, already holds its ``NonceQuota`` of the store (`level` says which; `Retry-After` is the time until its earliest nonce expires): one client's flood is refused while everyone else's requests pass |
 ///
 /// A nonce is remembered until its timestamp is too old to be accepted: at most `window` from
 /// when it arrived, however its timestamp was chosen, so a store sized for `window`
 /// (``MemoryNonceStore/capacity(forRequestsPerSecond:window:)``) holds steady traffic.
+///
+/// A request names its device in a signed `X-Runway-Device` field (``deviceField``), when the
+/// app signs one (`HMACSigner(signedHeaderFields: [.init("X-Runway-Device")!])`); the store's
+/// quota per device then applies to it. An unsigned device field is ignored: anyone could vary it.
 ///
 /// Several secrets can be active per key id at once, so a secret can be rotated without a gap.
 /// Several verifier processes behind one load balancer must share one ``NonceStore``.
@@ -39,7 +44,7 @@ import Runway
 /// plain HTTP, so pass `scheme: "https"`. The authority is the request's `Host` (or `:authority`).
 public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
     /// Why a request was refused.
-    public enum Reason: String, Sendable {
+    public enum Reason: String, Sendable, CaseIterable {
         case missingHeader = "missing_header"
         case unknownKey = "unknown_key"
         case staleTimestamp = "stale_timestamp"
@@ -50,7 +55,12 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         case bodyTooLarge = "body_too_large"
         case nonceStoreFull = "nonce_store_full"
         case fieldTooLarge = "field_too_large"
+        case nonceQuotaExceeded = "nonce_quota_exceeded"
     }
+
+    /// The signed header field a request names its device in, for the nonce store's quota per
+    /// device: `X-Runway-Device`.
+    public static var deviceField: HTTPField.Name { HTTPField.Name("X-Runway-Device") ?? .contentType }
 
     private let keys: [String: [SymmetricKey]]
     private let window: TimeInterval
@@ -90,6 +100,8 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         self.nonces = nonces
         self.maximumBodySize = maximumBodySize
         self.scheme = scheme
+        // The store's gauges exist from the start, as every other family.
+        if let metrics, let fill = nonces.fill { metrics.nonceStore(entries: fill.entries, capacity: fill.capacity) }
     }
 
     public func handle(
@@ -107,7 +119,7 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         check.end()
         if let metrics {
             if let reason = check.reason { metrics.verifierRefused(reason) }
-            if let memory = nonces as? MemoryNonceStore { metrics.nonceStore(entries: memory.count, capacity: memory.capacity) }
+            if let fill = nonces.fill { metrics.nonceStore(entries: fill.entries, capacity: fill.capacity) }
         }
         return response
     }
@@ -176,7 +188,10 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         let expiry = Date(timeIntervalSince1970: Double(timestamp) + window - futureSkew)
         let recording: NonceRecording
         do {
-            recording = try await nonces.record("\(keyID)\u{0}\(nonce)", expiry: expiry, now: clock)
+            // The device counts only when its field is signed: an unsigned one anyone could vary.
+            let device = signedFields.first { $0.name == Self.deviceField.canonicalName }?.value
+            recording = try await nonces.record(
+                "\(keyID)\u{0}\(nonce)", holder: NonceHolder(keyID: keyID, device: device), expiry: expiry, now: clock)
         } catch {
             return Self.unavailable(.nonceStoreFull, retryAfter: 1)
         }
@@ -185,6 +200,13 @@ public struct SignatureVerifier<Context: RequestContext>: RouterMiddleware {
         case .full(let roomAt):
             let wait = roomAt.map { $0.timeIntervalSince(clock) } ?? 1
             return Self.unavailable(.nonceStoreFull, retryAfter: Int(min(max(wait, 1), window).rounded(.up)))
+        case .overQuota(let level, let roomAt):
+            let wait = roomAt.map { $0.timeIntervalSince(clock) } ?? 1
+            VerifierRefusal.current?.reason = Reason.nonceQuotaExceeded.rawValue
+            var response = JSONResponse.make(
+                ["code": 429, "reason": Reason.nonceQuotaExceeded.rawValue, "level": level.rawValue], status: .tooManyRequests)
+            response.headers[.retryAfter] = String(Int(min(max(wait, 1), window).rounded(.up)))
+            return response
         case .fresh: break
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {

@@ -46,7 +46,7 @@ struct OperationLogCrashTests {
     func killNineLosesNothing() async throws {
         let secret = SymmetricKey(size: .bits256)
         let hex = secret.withUnsafeBytes { RequestSignature.hex(Array($0)) }
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["oplog": [secret]])
+        let verifier = SignatureVerifier<ServerRequestContext>(keys: ["oplog": [secret]])
         // Every fifth batch is refused with a 500: the client must keep and resend it.
         try await withCollector(verifier: verifier, fault: { $0 % 5 == 0 ? .serverError : nil }) { fixture in
             let device = fixture.folder.appendingPathComponent("child").path

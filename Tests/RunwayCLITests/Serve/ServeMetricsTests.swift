@@ -64,8 +64,71 @@ struct ServeMetricsTests {
         #expect(value("runway_nonce_store_entries") == 4)
         #expect(value("runway_nonce_store_capacity") == 750_000)
         let durations = samples.filter {
-            $0.name == "http_server_request_duration_count" && $0.labels["http_route"] == "/oplog/batches"
+            $0.name == "http_server_request_duration_seconds_count" && $0.labels["http_route"] == "/oplog/batches"
         }
         #expect(durations.reduce(0) { $0 + $1.value } == 6)
+        let requests = samples.filter { $0.name == "hb_requests_total" && $0.labels["http_route"] == "/oplog/batches" }
+        #expect(requests.reduce(0) { $0 + $1.value } == 6)
+        #expect(samples.first { $0.name == "hb_requests_total" }?.type == "counter")
+    }
+
+    /// `/metrics` of a `runway serve` that has served nothing yet, parsed.
+    static func scrapeAtStart() async throws -> (exposition: Data, samples: [Sample]) {
+        let (process, baseURL, _) = try await startServe([]) { $0.contains("Signatures verified") }
+        defer { process.terminate() }
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: baseURL + "/metrics"), timeout: .seconds(30))
+        let exposition = Data(buffer: try await response.body.collect(upTo: 4 << 20))
+        let samples = try JSONDecoder().decode(
+            [Sample].self,
+            from: PythonTools.run([Fixtures.folder.appendingPathComponent("read-metrics.py").path], input: exposition))
+        return (exposition, samples)
+    }
+
+    @Test("Before any request every Runway family is there, each counter at zero for every value of its dimensions, the nonce store's gauges too")
+    func familiesStartAtZero() async throws {
+        try #require(PythonTools.has("prometheus_client"), "prometheus_client is missing: \(PythonTools.installHint)")
+        let (_, samples) = try await Self.scrapeAtStart()
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { $0.name == name && $0.labels == labels }?.value
+        }
+        for outcome in ["accepted", "busy", "not_gzip", "store_unavailable", "too_many_values"] {
+            #expect(value("runway_collector_batches_total", ["outcome": outcome]) == 0, "\(outcome)")
+        }
+        #expect(value("runway_collector_events_total", ["result": "stored", "reason": ""]) == 0)
+        #expect(value("runway_collector_events_total", ["result": "refused", "reason": "store_refused"]) == 0)
+        for reason in ["bad_signature", "replayed_nonce", "nonce_store_full", "nonce_quota_exceeded"] {
+            #expect(value("runway_verifier_refusals_total", ["reason": reason]) == 0, "\(reason)")
+        }
+        #expect(value("runway_collector_batch_events_count") == 0)
+        #expect(value("runway_nonce_store_entries") == 0)
+        #expect(value("runway_nonce_store_capacity") == 750_000)
+        #expect(samples.allSatisfy { $0.type != "counter" || $0.name.hasSuffix("_total") || $0.name.hasSuffix("_created") })
+    }
+
+    @Test("promtool check metrics finds nothing wrong in the names, types and units (help text aside: swift-prometheus's factory writes none)")
+    func promtoolAgrees() async throws {
+        let promtool = ["/usr/bin/promtool", "/usr/local/bin/promtool"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let path = try #require(promtool, "promtool is missing: Scripts/test installs Debian's prometheus package")
+        // After traffic, so that Hummingbird's own families are there too.
+        let (process, baseURL, _) = try await startServe([]) { $0.contains("Signatures verified") }
+        defer { process.terminate() }
+        _ = try await ServeVerifiesTests.post(to: baseURL, signedWith: nil)
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: baseURL + "/metrics"), timeout: .seconds(30))
+        let exposition = Data(buffer: try await response.body.collect(upTo: 4 << 20))
+        #expect(String(decoding: exposition, as: UTF8.self).contains("hb_requests_total"))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-promtool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("metrics.txt")
+        try exposition.write(to: input)
+        let output = folder.appendingPathComponent("promtool.out").path
+        let child = ChildProcess("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", path, input.path], output: .file(output), error: .output)
+        try await offThePool {
+            try child.run()
+            child.waitUntilExit()
+        }
+        let problems = (try String(contentsOfFile: output, encoding: .utf8)).split(separator: "\n")
+            .filter { !$0.hasSuffix("no help text") }
+        #expect(problems.isEmpty, "\(problems)")
     }
 }

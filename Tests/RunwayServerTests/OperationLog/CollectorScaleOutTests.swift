@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 @testable import Runway
 import RunwayExamples
@@ -21,9 +22,9 @@ struct CollectorScaleOutTests {
         let process: ChildProcess
         let baseURL: String
 
-        static func start(_ url: String) async throws -> Collector {
+        static func start(_ url: String, port: Int = 0) async throws -> Collector {
             // Less than the lowest priority: the test waits on these children's work throughout.
-            let (process, baseURL, _) = try await startServe(["--postgres", url], niceness: 5) {
+            let (process, baseURL, _) = try await startServe(["--postgres", url, "--port", "\(port)"], niceness: 5) {
                 $0.contains("Signatures verified")
             }
             return Collector(process: process, baseURL: baseURL)
@@ -190,4 +191,106 @@ struct CollectorScaleOutTests {
             }
         }
     }
+
+    @Test(
+        "A rolling restart of three collectors on one PostgreSQL under steady uploads: each drains on SIGTERM and exits 0, comes back on its port, and every event is stored once — the devices saw nothing but retries"
+    )
+    func rollingRestart() async throws {
+        try await PostgresCluster.with { cluster in
+            let url = "postgres://runway@127.0.0.1:\(cluster.port)/postgres"
+            var ports: [Int] = []
+            while ports.count < 3 {
+                guard let socket = try? LoopbackSocket(port: Int.random(in: 20_000..<32_000)) else { continue }
+                socket.close()
+                if !ports.contains(socket.port) { ports.append(socket.port) }
+            }
+            var collectors: [Collector] = []
+            for port in ports { collectors.append(try await Collector.start(url, port: port)) }
+            let transport = AsyncHTTPClientTransport()
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-rolling-\(UUID().uuidString)")
+            let database = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: PostgresCollectorTests.quiet)
+            let running = CollectorBox(collectors)
+            try await withCleanup({
+                for collector in running.all where collector.process.isRunning { collector.kill() }
+                try? await transport.shutdown()
+                await database.close()
+                try? FileManager.default.removeItem(at: folder)
+            }) { () async throws in
+                // A device per collector; every upload it reports, by device.
+                let uploads = AsyncStream<(device: Int, report: OperationLog.UploadReport)>.makeStream()
+                var devices: [OperationLog] = []
+                for (index, collector) in collectors.enumerated() {
+                    let container = Container(root: folder.appendingPathComponent("device-\(index)"))
+                    devices.append(
+                        try Self.device(container, to: collector.baseURL, transport: transport) { report in
+                            uploads.continuation.yield((index, report))
+                        })
+                }
+                let reports = NIOLockedValueBox<[(device: Int, report: OperationLog.UploadReport)]>([])
+                let watcher = Task {
+                    for await upload in uploads.stream { reports.withLockedValue { $0.append(upload) } }
+                }
+                // Steady uploads: each device records 30 events and sends them, again and again.
+                let stop = NIOLockedValueBox(false)
+                let producers = devices.map { device in
+                    Task { () throws -> [String] in
+                        var recorded: [String] = []
+                        while !stop.withLockedValue({ $0 }) {
+                            for n in 0..<30 { recorded.append(try device.record("tap", payload: ["n": .int(n)])) }
+                            try await device.flush(within: .seconds(120))
+                        }
+                        return recorded
+                    }
+                }
+                func acknowledged(_ device: Int) -> Int {
+                    reports.withLockedValue { list in
+                        list.filter { $0.device == device && $0.report.failure == nil }.reduce(0) { $0 + $1.report.eventCount }
+                    }
+                }
+                func waitForUploads(_ device: Int, beyond count: Int) async throws {
+                    while acknowledged(device) < count + 30 { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                // Restart each collector in turn while uploads go on at all three.
+                for index in 0..<3 {
+                    try await waitForUploads(index, beyond: acknowledged(index))
+                    let old = running.all[index]
+                    #expect(kill(old.process.processIdentifier, SIGTERM) == 0)
+                    await offThePool { old.process.waitUntilExit() }
+                    #expect(old.process.terminationReason == .exit && old.process.terminationStatus == 0, "collector \(index) drained")
+                    running.replace(index, with: try await Collector.start(url, port: ports[index]))
+                    try await waitForUploads(index, beyond: acknowledged(index))
+                }
+                stop.withLockedValue { $0 = true }
+                var expected: Set<String> = []
+                var recordedCount = 0
+                for producer in producers {
+                    let recorded = try await producer.value
+                    recordedCount += recorded.count
+                    expected.formUnion(recorded)
+                }
+                for device in devices {
+                    try await device.flush(within: .seconds(120))
+                    let status = try await device.status()
+                    #expect(status.pending == 0 && status.inFlight == 0 && status.refused == 0 && status.abandoned == 0)
+                    await device.close()
+                }
+                uploads.continuation.finish()
+                await watcher.value
+                // What a device saw of the restarts: failed uploads it retried, nothing else.
+                let failures = reports.withLockedValue { $0.filter { $0.report.failure != nil } }
+                #expect(failures.allSatisfy { $0.report.backoff != nil }, "every failure was a retry")
+                let stored = try await PostgresOperationLogStore(database: database).allEventIDs()
+                #expect(stored.count == recordedCount)
+                #expect(Set(stored) == expected)
+            }
+        }
+    }
+}
+
+/// The collectors of a rolling restart, as they are replaced.
+final class CollectorBox: Sendable {
+    private let box: NIOLockedValueBox<[CollectorScaleOutTests.Collector]>
+    init(_ collectors: [CollectorScaleOutTests.Collector]) { box = NIOLockedValueBox(collectors) }
+    var all: [CollectorScaleOutTests.Collector] { box.withLockedValue { $0 } }
+    func replace(_ index: Int, with collector: CollectorScaleOutTests.Collector) { box.withLockedValue { $0[index] = collector } }
 }

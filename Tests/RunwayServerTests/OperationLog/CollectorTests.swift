@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -32,7 +33,9 @@ struct CollectorTests {
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
-        return Answer(status: Int(response.status.code), json: try? JSON(parsing: Data(buffer: bytes)))
+        return Answer(
+            status: Int(response.status.code), json: try? JSON(parsing: Data(buffer: bytes)),
+            retryAfter: response.headers.first(name: "retry-after"))
     }
 
     /// The signature header fields ``HMACSigner`` adds to a batch `POST` of `body` to `server`.
@@ -176,6 +179,39 @@ struct CollectorTests {
         }
     }
 
+    @Test("A row the SQLite store's own constraint refuses is store_refused, named by index — not counted as a duplicate and lost")
+    func sqliteConstraintIsARefusal() async throws {
+        try await withCollector { fixture in
+            // A deployment's own rule on the table (here: no event named `forbidden`), added the
+            // way SQLite adds a CHECK: the table rebuilt with it.
+            let queue = try DatabaseQueue(path: fixture.folder.appendingPathComponent("collector.sqlite").path)
+            try await queue.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE checked (
+                            event_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL CHECK (name <> 'forbidden'),
+                            time_ms INTEGER NOT NULL, payload TEXT NOT NULL, received_ms INTEGER NOT NULL, clock_offset_ms INTEGER
+                        ) WITHOUT ROWID;
+                        INSERT INTO checked SELECT * FROM collected_event;
+                        DROP TABLE collected_event;
+                        ALTER TABLE checked RENAME TO collected_event;
+                        """)
+            }
+            try queue.close()
+            let good = [UUID().uuidString, UUID().uuidString]
+            let events = [Self.event(id: good[0]), Self.event(name: "forbidden"), Self.event(id: good[1])]
+            let answer = try await Self.post(try Gzip.compress(Self.batch(events)), to: fixture.server)
+            #expect(answer.status == 200)
+            #expect(answer.json?["new"]?.intValue == 2)
+            #expect(answer.json?["duplicates"]?.intValue == 0)
+            let refused = (answer.json?["refused"]?.arrayValue ?? []).map {
+                "\($0["index"]?.intValue ?? -1) \($0["field"]?.stringValue ?? "") \($0["reason"]?.stringValue ?? "")"
+            }
+            #expect(refused == ["1 event store_refused"])
+            #expect(Set(try await fixture.store.allEventIDs()) == Set(good))
+        }
+    }
+
     @Test("A batch that says when it was sent stores the device's clock offset with each event")
     func sentTimeGivesTheClockOffset() async throws {
         try await withCollector { fixture in
@@ -199,7 +235,7 @@ struct CollectorTests {
     @Test("Behind the verifier: no signature or a wrong one is refused, nothing stored")
     func unsignedBatchesAreRefused() async throws {
         let secret = SymmetricKey(size: .bits256)
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["oplog": [secret]])
+        let verifier = SignatureVerifier<ServerRequestContext>(keys: ["oplog": [secret]])
         try await withCollector(verifier: verifier) { fixture in
             let body = try Gzip.compress(Self.batch([Self.event()]))
             let unsigned = try await Self.post(body, to: fixture.server)

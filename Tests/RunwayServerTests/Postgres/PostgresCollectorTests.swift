@@ -100,7 +100,7 @@ struct PostgresCollectorTests {
 
             // Through HTTP: a signed request accepted once is refused when sent again.
             let secret = SymmetricKey(size: .bits256)
-            let verifier = SignatureVerifier<BasicRequestContext>(keys: ["oplog": [secret]], nonces: storeB)
+            let verifier = SignatureVerifier<ServerRequestContext>(keys: ["oplog": [secret]], nonces: storeB)
             let store = PostgresOperationLogStore(database: second)
             let server = try await DemoServer.start(signatureVerifier: verifier, collector: OperationLogCollector(store: store))
             try await withCleanup({

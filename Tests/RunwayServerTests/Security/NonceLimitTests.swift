@@ -45,7 +45,7 @@ struct NonceLimitTests {
     func longFieldsAreRefusedFirst() async throws {
         let store = MemoryNonceStore(capacity: 10)
         let now = Date()
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["k": [signingSecret]], nonces: store, now: { now })
+        let verifier = SignatureVerifier<ServerRequestContext>(keys: ["k": [signingSecret]], nonces: store, now: { now })
         let server = try await DemoServer.start(signatureVerifier: verifier)
         try await withCleanup({ await server.stop() }) {
             let long = String(repeating: "n", count: 60 * 1024)
@@ -72,7 +72,7 @@ struct NonceLimitTests {
     @Test("The signer refuses to make a nonce the verifier would refuse: a typed error, nothing sent")
     func signerKeepsToTheLimits() async throws {
         let server = try await DemoServer.start(
-            signatureVerifier: SignatureVerifier<BasicRequestContext>(keys: ["k": [signingSecret]]))
+            signatureVerifier: SignatureVerifier<ServerRequestContext>(keys: ["k": [signingSecret]]))
         let nio = AsyncHTTPClientTransport()
         try await withCleanup({
             try? await nio.shutdown()
@@ -94,7 +94,7 @@ struct NonceLimitTests {
     func windowBoundsTheNonce() async throws {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let clock = TestBox(start)
-        let verifier = SignatureVerifier<BasicRequestContext>(
+        let verifier = SignatureVerifier<ServerRequestContext>(
             keys: ["k": [signingSecret]], window: .seconds(300), futureSkew: .seconds(60),
             nonces: MemoryNonceStore(capacity: 2), now: { clock.value })
         let server = try await DemoServer.start(signatureVerifier: verifier)

@@ -84,7 +84,7 @@ enum ArticleSnippets {
         return (engine, cache, pressure)
     }
 
-    static func signingParts(secret: SymmetricKey) -> (HMACSigner, Service, SignatureVerifier<BasicRequestContext>) {
+    static func signingParts(secret: SymmetricKey) -> (HMACSigner, Service, SignatureVerifier<ServerRequestContext>) {
         // snippet: Signing-client
         let signer = HMACSigner(keyID: "app-2026", secret: secret)
         let pins = PublicKeyPins(
@@ -96,7 +96,7 @@ enum ArticleSnippets {
             credentials: .init(signer: signer), connection: .init(pins: [pins]))
         // end-snippet
         // snippet: Signing-server
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["app-2026": [secret]])
+        let verifier = SignatureVerifier<ServerRequestContext>(keys: ["app-2026": [secret]])
         // end-snippet
         return (signer, listings, verifier)
     }

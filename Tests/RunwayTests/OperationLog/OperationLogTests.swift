@@ -156,7 +156,7 @@ struct OperationLogTests {
     @Test("Signed uploads pass the collector's verifier; unsigned ones store nothing")
     func signedUploads() async throws {
         let secret = SymmetricKey(size: .bits256)
-        let verifier = SignatureVerifier<BasicRequestContext>(keys: ["oplog": [secret]])
+        let verifier = SignatureVerifier<ServerRequestContext>(keys: ["oplog": [secret]])
         try await withCollector(signer: HMACSigner(keyID: "oplog", secret: secret), verifier: verifier) { fixture in
             let (log, _) = try fixture.openLog()
             try log.record("tap")

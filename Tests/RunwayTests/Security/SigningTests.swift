@@ -182,7 +182,7 @@ struct NonceStoreTests {
     func bounded() async throws {
         let start = Date()
         let clock = TestBox(start)
-        let verifier = SignatureVerifier<BasicRequestContext>(
+        let verifier = SignatureVerifier<ServerRequestContext>(
             keys: ["k": [SigningTests.secret]], window: .seconds(300), nonces: MemoryNonceStore(capacity: 2),
             now: { clock.value })
         let server = try await DemoServer.start(signatureVerifier: verifier)
