@@ -60,6 +60,47 @@ enum HostileBench {
                     + String(format: "%6.1f ms     %4d / %4d", cpu * 1000, single / 1024, burst / 1024))
         }
         print("  resident after: \(residentKilobytes(pid, "VmRSS") / 1024) MB")
+        try await crowd(cases.first { $0.reason == "too_many_values" } ?? cases[1])
+    }
+
+    /// 200 of `item` at once against a collector with the default cap on parallel batches, a
+    /// cap of 1, and none (a cap of 100,000): the peak resident size of each, and how many were
+    /// answered 503 `busy`. The parse runs on Swift's cooperative pool, one thread per
+    /// processor, so below the cap the processors bound the batches parsed at once; the cap is
+    /// what bounds them where a host has many.
+    static func crowd(_ item: Case) async throws {
+        print("200 hostile batches at once (\(item.name)): peak resident MB, answers")
+        let runs: [(String, [String])] = [
+            ("default cap (2 per processor)", []), ("a cap of 1", ["--max-parallel-batches", "1"]),
+            ("no cap", ["--max-parallel-batches", "100000"]),
+        ]
+        for (label, arguments) in runs {
+            let child = try ChildServer.start(arguments)
+            defer { child.stop() }
+            let pid = child.process.processIdentifier
+            // 200 connections at once: AsyncHTTPClient keeps 8 per host unless asked for more.
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            _ = try await post(item.body, to: child.baseURL, client: client)
+            let rest = residentKilobytes(pid, "VmRSS")
+            ProcessStatus.resetPeak(pid: pid)
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        let (status, reason) = try await post(item.body, to: child.baseURL, client: client)
+                        return "\(status) \(reason ?? "")"
+                    }
+                }
+                var counts: [String: Int] = [:]
+                for try await answer in group { counts[answer, default: 0] += 1 }
+                return counts
+            }
+            let peak = residentKilobytes(pid, "VmHWM")
+            let summary = answers.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+            print("  " + label.padding(toLength: 32, withPad: " ", startingAt: 0) + "at rest \(rest / 1024) MB, peak \(peak / 1024) MB; \(summary)")
+        }
     }
 
     /// An honest full batch first (the yardstick), then the hostile ones, each small on the wire.

@@ -46,7 +46,7 @@ public final class PostgresCollectorDatabase: Sendable {
     ///   connection was made within `timeout`.
     public static func connect(
         _ configuration: PostgresClient.Configuration, logger: Logger = Logger(label: "runway.postgres"),
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(30)
     ) async throws -> PostgresCollectorDatabase {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let running = Task { await client.run() }

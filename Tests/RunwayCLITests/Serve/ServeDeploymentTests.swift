@@ -268,19 +268,4 @@ struct ServeDeploymentTests {
         await offThePool { process.waitUntilExit() }
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
     }
-
-    @Test("/health answers while the process runs; /ready only while PostgreSQL answers")
-    func readiness() async throws {
-        try await PostgresCluster.with { cluster in
-            let url = "postgres://runway@127.0.0.1:\(cluster.port)/postgres"
-            let (process, baseURL, _) = try await startServe(["--postgres", url]) { $0.contains("Signatures verified") }
-            defer { process.terminate() }
-            #expect(try await Self.get(baseURL + "/ready").status == 200)
-            #expect(try await Self.get(baseURL + "/health").status == 200)
-            await cluster.stop()
-            let ready = try await Self.get(baseURL + "/ready")
-            #expect(ready.status == 503 && ready.body?["reason"]?.stringValue == "store_unavailable")
-            #expect(try await Self.get(baseURL + "/health").status == 200)
-        }
-    }
 }

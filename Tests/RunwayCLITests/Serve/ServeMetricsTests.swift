@@ -19,7 +19,7 @@ struct ServeMetricsTests {
 
     @Test("/metrics counts batches, events by result and reason, batch sizes, verifier refusals, the nonce store and request durations")
     func scrape() async throws {
-        try #require(PythonTools.has("prometheus_client"), "prometheus_client is missing: \(PythonTools.installHint)")
+        try #require(await offThePool { PythonTools.has("prometheus_client") }, "prometheus_client is missing: \(PythonTools.installHint)")
         let (process, baseURL, banner) = try await startServe([]) { $0.contains("Signatures verified") }
         defer { process.terminate() }
         let hex = try #require(banner.last?.components(separatedBy: "secret ").last?.split(separator: " ").first.map(String.init))
@@ -42,8 +42,9 @@ struct ServeMetricsTests {
         let exposition = Data(buffer: try await response.body.collect(upTo: 4 << 20))
         let samples = try JSONDecoder().decode(
             [Sample].self,
-            from: PythonTools.run(
-                [Fixtures.folder.appendingPathComponent("read-metrics.py").path], input: exposition))
+            from: await offThePool {
+                try PythonTools.run([Fixtures.folder.appendingPathComponent("read-metrics.py").path], input: exposition)
+            })
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
             samples.first { $0.name == name && $0.labels == labels }?.value
         }
@@ -80,13 +81,15 @@ struct ServeMetricsTests {
         let exposition = Data(buffer: try await response.body.collect(upTo: 4 << 20))
         let samples = try JSONDecoder().decode(
             [Sample].self,
-            from: PythonTools.run([Fixtures.folder.appendingPathComponent("read-metrics.py").path], input: exposition))
+            from: await offThePool {
+                try PythonTools.run([Fixtures.folder.appendingPathComponent("read-metrics.py").path], input: exposition)
+            })
         return (exposition, samples)
     }
 
     @Test("Before any request every Runway family is there, each counter at zero for every value of its dimensions, the nonce store's gauges too")
     func familiesStartAtZero() async throws {
-        try #require(PythonTools.has("prometheus_client"), "prometheus_client is missing: \(PythonTools.installHint)")
+        try #require(await offThePool { PythonTools.has("prometheus_client") }, "prometheus_client is missing: \(PythonTools.installHint)")
         let (_, samples) = try await Self.scrapeAtStart()
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
             samples.first { $0.name == name && $0.labels == labels }?.value

@@ -193,7 +193,7 @@ struct CollectorScaleOutTests {
     }
 
     @Test(
-        "A rolling restart of three collectors on one PostgreSQL under steady uploads: each drains on SIGTERM and exits 0, comes back on its port, and every event is stored once — the devices saw nothing but retries"
+        "A rolling restart of three collectors on one PostgreSQL under steady uploads: each drains on SIGTERM and exits 0, comes back on its port, and every event is stored once — the devices saw nothing but retries; /ready fails when the database goes, /health does not"
     )
     func rollingRestart() async throws {
         try await PostgresCluster.with { cluster in
@@ -230,14 +230,15 @@ struct CollectorScaleOutTests {
                 let watcher = Task {
                     for await upload in uploads.stream { reports.withLockedValue { $0.append(upload) } }
                 }
-                // Steady uploads: each device records 30 events and sends them, again and again.
+                // Steady uploads: each device records 30 events ten times a second, and its log
+                // sends them in batches as it does in an app (retrying when a collector is away).
                 let stop = NIOLockedValueBox(false)
                 let producers = devices.map { device in
                     Task { () throws -> [String] in
                         var recorded: [String] = []
                         while !stop.withLockedValue({ $0 }) {
                             for n in 0..<30 { recorded.append(try device.record("tap", payload: ["n": .int(n)])) }
-                            try await device.flush(within: .seconds(120))
+                            try await Task.sleep(for: .milliseconds(100))
                         }
                         return recorded
                     }
@@ -282,6 +283,18 @@ struct CollectorScaleOutTests {
                 let stored = try await PostgresOperationLogStore(database: database).allEventIDs()
                 #expect(stored.count == recordedCount)
                 #expect(Set(stored) == expected)
+
+                // What an orchestrator asks: alive, and ready while the database answers.
+                func status(_ path: String) async throws -> Int {
+                    let url = running.all[0].baseURL + path
+                    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                    _ = try await response.body.collect(upTo: 1 << 20)
+                    return Int(response.status.code)
+                }
+                #expect(try await status("/ready") == 200)
+                await cluster.stop()
+                #expect(try await status("/ready") == 503, "the database is gone")
+                #expect(try await status("/health") == 200, "the process is alive")
             }
         }
     }

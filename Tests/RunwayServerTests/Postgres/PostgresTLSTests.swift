@@ -29,7 +29,7 @@ struct PostgresTLSTests {
         return false
     }
 
-    @Test("require, verify-ca and verify-full connect encrypted; disable is refused by the server; another CA is refused, and verify-full refuses a name the certificate lacks")
+    @Test("require, verify-ca and verify-full connect encrypted; disable is refused by the server; another CA is refused, and verify-full refuses a name the certificate lacks; runway serve collects over verify-full")
     func sslModes() async throws {
         let authority = try TestCertificateAuthority()
         // Its one name: localhost — not 127.0.0.1 (SwiftNIO SSL matches an IP address in the
@@ -52,26 +52,8 @@ struct PostgresTLSTests {
             #expect(try await Self.connects(base + "?sslmode=verify-ca&sslrootcert=\(ca)"), "verify-ca checks the issuer only")
             #expect(try await Self.connects(byName + "?sslmode=verify-full&sslrootcert=\(otherCA)", expected: false) == false)
             #expect(try await Self.connects(base + "?sslmode=verify-ca&sslrootcert=\(otherCA)", expected: false) == false)
-            #expect(throws: PostgresCollectorDatabase.URLError.self) {
-                try PostgresCollectorDatabase.configuration(url: base + "?sslmode=verify-full")
-            }
-            #expect(throws: PostgresCollectorDatabase.URLError.self) {
-                try PostgresCollectorDatabase.configuration(url: base + "?sslmode=allow")
-            }
-        }
-    }
-
-    @Test("runway serve --postgres …?sslmode=verify-full collects over TLS: a signed batch stored in the cluster")
-    func serveOverTLS() async throws {
-        let authority = try TestCertificateAuthority()
-        let leaf = try authority.issueLeaf()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-pgtls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let ca = folder.appendingPathComponent("ca.pem").path
-        try authority.rootPEM.write(toFile: ca, atomically: true, encoding: .utf8)
-        try await PostgresCluster.with(tls: .init(certificatePEM: leaf.certificatePEM, privateKeyPEM: leaf.privateKeyPEM)) { (cluster: PostgresCluster) async throws in
-            let url = "postgres://runway@127.0.0.1:\(cluster.port)/postgres?sslmode=verify-full&sslrootcert=\(ca)"
+            // runway serve on it, by its name and verify-full: a signed batch is stored over TLS.
+            let url = byName + "?sslmode=verify-full&sslrootcert=\(ca)"
             let (process, baseURL, _) = try await startServe(["--postgres", url], niceness: 5) { $0.contains("Signatures verified") }
             defer { process.terminate() }
             let batch = try CollectorScaleOutTests.SignedBatch([CollectorTests.event(id: "over-tls")], for: baseURL)
@@ -79,8 +61,14 @@ struct PostgresTLSTests {
             #expect(answer.status == 200 && answer.json?["new"]?.intValue == 1)
             let database = try await PostgresCollectorDatabase.connect(
                 try PostgresCollectorDatabase.configuration(url: url), logger: PostgresCollectorTests.quiet)
-            defer { Task { await database.close() } }
             #expect(try await PostgresOperationLogStore(database: database).allEventIDs() == ["over-tls"])
+            await database.close()
+            #expect(throws: PostgresCollectorDatabase.URLError.self) {
+                try PostgresCollectorDatabase.configuration(url: base + "?sslmode=verify-full")
+            }
+            #expect(throws: PostgresCollectorDatabase.URLError.self) {
+                try PostgresCollectorDatabase.configuration(url: base + "?sslmode=allow")
+            }
         }
     }
 }

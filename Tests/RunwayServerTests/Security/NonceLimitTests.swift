@@ -25,12 +25,20 @@ struct NonceLimitTests {
     static func send(
         to server: DemoServer, timestamp: Date, nonce: String = UUID().uuidString, edit: (inout HTTPFields) -> Void = { _ in }
     ) async throws -> CollectorTests.Answer {
+        try await send(
+            to: server, signer: HMACSigner(keyID: "k", secret: signingSecret, now: { timestamp }, nonce: { nonce }), edit: edit)
+    }
+
+    /// A `GET /signed/echo/limits` with `fields`, signed by `signer`, then changed by `edit`, sent raw.
+    static func send(
+        to server: DemoServer, signer: HMACSigner, fields: HTTPFields = [:], edit: (inout HTTPFields) -> Void = { _ in }
+    ) async throws -> CollectorTests.Answer {
         var head = HTTPRequest(
             method: .get, scheme: "http", authority: server.baseURL.replacingOccurrences(of: "http://", with: ""),
             path: "/signed/echo/limits")
+        head.headerFields = fields
         head.headerFields[.contentType] = "application/json"
-        try HMACSigner(keyID: "k", secret: signingSecret, now: { timestamp }, nonce: { nonce }).sign(
-            &head, body: nil, context: SigningContext(apiName: "raw", service: "signed", attempt: 1))
+        try signer.sign(&head, body: nil, context: SigningContext(apiName: "raw", service: "signed", attempt: 1))
         edit(&head.headerFields)
         var request = HTTPClientRequest(url: server.baseURL + "/signed/echo/limits")
         for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }

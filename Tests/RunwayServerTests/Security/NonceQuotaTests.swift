@@ -1,8 +1,6 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
-import NIOCore
 @testable import Runway
 import RunwayDemoServer
 import RunwayServer
@@ -16,27 +14,17 @@ import Testing
 struct NonceQuotaTests {
     static let secrets = ["app": SymmetricKey(data: Data(repeating: 1, count: 32)), "partner": SymmetricKey(data: Data(repeating: 2, count: 32))]
 
-    /// A `GET /signed/echo/quota` signed by `keyID` at `timestamp`, naming `device` in a signed
+    /// A signed `GET` signed by `keyID` at `timestamp`, naming `device` in a signed
     /// `X-Runway-Device` field when given (or in an unsigned one when `signsDevice` is false).
     static func send(
         to server: DemoServer, keyID: String, device: String? = nil, signsDevice: Bool = true, timestamp: Date
     ) async throws -> CollectorTests.Answer {
-        var head = HTTPRequest(
-            method: .get, scheme: "http", authority: server.baseURL.replacingOccurrences(of: "http://", with: ""),
-            path: "/signed/echo/quota")
-        head.headerFields[.contentType] = "application/json"
         let deviceField = SignatureVerifier<ServerRequestContext>.deviceField
-        if let device { head.headerFields[deviceField] = device }
+        var fields = HTTPFields()
+        if let device { fields[deviceField] = device }
         let secret = try #require(secrets[keyID])
-        try HMACSigner(keyID: keyID, secret: secret, signedHeaderFields: signsDevice ? [deviceField] : [], now: { timestamp })
-            .sign(&head, body: nil, context: SigningContext(apiName: "raw", service: "signed", attempt: 1))
-        var request = HTTPClientRequest(url: server.baseURL + "/signed/echo/quota")
-        for field in head.headerFields { request.headers.add(name: field.name.rawName, value: field.value) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        return CollectorTests.Answer(
-            status: Int(response.status.code), json: try? JSON(parsing: Data(buffer: bytes)),
-            retryAfter: response.headers.first(name: "retry-after"))
+        let signer = HMACSigner(keyID: keyID, secret: secret, signedHeaderFields: signsDevice ? [deviceField] : [], now: { timestamp })
+        return try await NonceLimitTests.send(to: server, signer: signer, fields: fields)
     }
 
     /// A server whose verifier remembers nonces in `store`, its clock at `now`.
@@ -98,8 +86,9 @@ struct NonceQuotaTests {
         #expect(store.count == 2)
     }
 
-    @Test("On PostgreSQL too: one device's flood is refused 429, another device is admitted, across two processes' stores")
-    func postgresQuota() async throws {
+    @Test("On PostgreSQL: one device's flood is refused 429 across two processes' stores while another device is admitted; a full store sweeps once when room comes, however many requests arrive meanwhile")
+    func postgres() async throws {
+        // One cluster for both parts: each cluster started costs the machine the CPU of initdb.
         try await PostgresCluster.with { cluster in
             let first = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: PostgresCollectorTests.quiet)
             let second = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: PostgresCollectorTests.quiet)
@@ -120,27 +109,20 @@ struct NonceQuotaTests {
                 #expect(try await storeB.record("e", holder: NonceHolder(keyID: "app", device: "other"), expiry: now + 300, now: now) == .fresh)
                 #expect(try await storeA.record("d", holder: flooder, expiry: now + 300, now: now + 100) == .fresh, "a expired")
                 #expect(storeA.fill?.capacity == 100)
-            }
-        }
-    }
 
-    @Test("A full PostgreSQL store sweeps once when room comes, however many requests arrive meanwhile")
-    func postgresFullStoreSweepsOnce() async throws {
-        try await PostgresCluster.with { cluster in
-            let database = try await PostgresCollectorDatabase.connect(cluster.configuration, logger: PostgresCollectorTests.quiet)
-            try await withCleanup({ await database.close() }) { () async throws in
-                let store = PostgresNonceStore(database: database, capacity: 5, quota: NonceQuota(), sweepEvery: 1_000_000)
-                let now = Date(timeIntervalSince1970: 1_800_000_000)
+                // Later, when every row above has expired: a store of 5, swept only when needed.
+                let later = now + 10_000
+                let store = PostgresNonceStore(database: first, capacity: 5, quota: NonceQuota(), sweepEvery: 1_000_000)
                 for index in 0..<5 {
-                    #expect(try await store.record("n\(index)", expiry: now + 10, now: now) == .fresh)
+                    #expect(try await store.record("n\(index)", expiry: later + 10, now: later) == .fresh)
                 }
                 #expect(store.sweeps == 1, "the first recording sweeps")
-                #expect(try await store.record("late", expiry: now + 10, now: now + 5) == .full(roomAt: now + 10))
+                #expect(try await store.record("late", expiry: later + 10, now: later + 5) == .full(roomAt: later + 10))
                 #expect(store.sweeps == 1, "full, and no room before the earliest expiry: no query")
                 // Every nonce has expired: 40 requests at once find the store full by its count.
                 let outcomes = try await withThrowingTaskGroup(of: NonceRecording.self) { group in
                     for index in 0..<40 {
-                        group.addTask { try await store.record("m\(index)", expiry: now + 100, now: now + 20) }
+                        group.addTask { try await store.record("m\(index)", expiry: later + 100, now: later + 20) }
                     }
                     var outcomes: [NonceRecording] = []
                     for try await outcome in group { outcomes.append(outcome) }
