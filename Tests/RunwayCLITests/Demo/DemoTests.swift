@@ -44,8 +44,10 @@ struct DemoTests {
 
         // The HAR file, read by haralyzer: every request the app's engines sent — all on the
         // wire but the endpoint probes and the signing chapter's hand-made replay.
-        let read = try PythonTools.run(
-            [Fixtures.folder.appendingPathComponent("read-har.py").path, har.path], input: Data())
+        let harPath = har.path
+        let read = try await offThePool {
+            try PythonTools.run([Fixtures.folder.appendingPathComponent("read-har.py").path, harPath], input: Data())
+        }
         let entries = try #require((try JSONSerialization.jsonObject(with: read) as? [String: Any])?["entries"] as? [[String: Any]])
         let requests = try #require(summary["requests"] as? Int)
         let probes = try #require(summary["endpointProbes"] as? Int)

@@ -46,7 +46,7 @@ struct RecordingTests {
 
     @Test("a HAR file of a recorder's exchanges opens in haralyzer: one entry per request on the wire, phases that add up")
     func httpArchive() async throws {
-        try #require(PythonTools.has("haralyzer"), "haralyzer is missing: \(PythonTools.installHint)")
+        try #require(await offThePool { PythonTools.has("haralyzer") }, "haralyzer is missing: \(PythonTools.installHint)")
         try await withServer { transport, server in
             let recorder = LoadRecorder(bodyLimit: 64)
             let engine = Engine(transport: transport, cache: try ResponseCache(), metrics: nil, recorder: recorder)
@@ -84,8 +84,10 @@ struct RecordingTests {
                 var pages: Int
                 var entries: [Entry]
             }
-            let output = try PythonTools.run(
-                [Fixtures.folder.appendingPathComponent("read-har.py").path, file.path], input: Data())
+            let harPath = file.path
+            let output = try await offThePool {
+                try PythonTools.run([Fixtures.folder.appendingPathComponent("read-har.py").path, harPath], input: Data())
+            }
             let read = try JSONDecoder().decode(Read.self, from: output)
             #expect(read.pages == 1)
             #expect(read.entries.count == onTheWire)
