@@ -423,7 +423,9 @@ public final class OperationLogCollector: Sendable {
                 "events": summary.events,
                 "byName": summary.byName.map { ["name": $0.name, "count": $0.count] as [String: Any] },
             ]
-            object["next"] = summary.byName.count == limit ? offset + limit : NSNull()
+            // An offset near Int.max is input too: the next page's offset must not overflow.
+            let (next, overflowed) = offset.addingReportingOverflow(limit)
+            object["next"] = summary.byName.count == limit && !overflowed ? next : NSNull()
             return JSONResponse.make(object)
         } catch {
             return Self.refuse(.storeUnavailable, status: .serviceUnavailable)

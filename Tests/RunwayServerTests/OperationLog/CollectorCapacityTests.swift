@@ -113,6 +113,8 @@ struct CollectorCapacityTests {
                 let last = try await page("?offset=6")
                 #expect(last?["byName"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["n6"])
                 #expect(last?["next"] == .null)
+                let far = try await page("?offset=\(Int.max)&limit=-5")
+                #expect(far?["byName"]?.arrayValue?.isEmpty == true && far?["events"]?.intValue == events.count)
             }
         }
     }
