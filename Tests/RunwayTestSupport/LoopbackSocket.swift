@@ -47,6 +47,18 @@ public final class LoopbackSocket: Sendable {
         self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A loopback port nothing listens on now, below the kernel's ephemeral range (32768 and up
+    /// on Linux), so that the suite's own outgoing connections do not take it meanwhile: for a
+    /// server a test starts on a port of its choosing (PostgreSQL, nginx, `runway serve --port`).
+    public static func freePort() throws -> Int {
+        for _ in 0..<100 {
+            guard let socket = try? LoopbackSocket(port: Int.random(in: 20_000..<32_000)) else { continue }
+            socket.close()
+            return socket.port
+        }
+        throw Failure(description: "no free loopback port between 20000 and 32000")
+    }
+
     /// `http://127.0.0.1:PORT`: a base URL whose connections are refused while the socket is held.
     public var refusingBaseURL: String { "http://127.0.0.1:\(port)" }
 

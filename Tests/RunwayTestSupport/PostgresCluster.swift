@@ -74,7 +74,7 @@ public struct PostgresCluster: Sendable {
         // many connections): a start that fails is tried again on another port.
         var failure: (any Error)?
         for _ in 0..<5 {
-            let cluster = PostgresCluster(folder: folder, port: try freePort(), binaries: binaries, asPostgresUser: asPostgresUser)
+            let cluster = PostgresCluster(folder: folder, port: try LoopbackSocket.freePort(), binaries: binaries, asPostgresUser: asPostgresUser)
             do {
                 try await run(
                     binaries.appendingPathComponent("pg_ctl").path,
@@ -132,16 +132,5 @@ public struct PostgresCluster: Sendable {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw Unavailable(description: "\(program) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
         }
-    }
-
-    /// A loopback port nothing listens on now, below the kernel's ephemeral range (32768 and up
-    /// here), so that the suite's own outgoing connections do not take it meanwhile.
-    private static func freePort() throws -> Int {
-        for _ in 0..<100 {
-            guard let socket = try? LoopbackSocket(port: Int.random(in: 20_000..<32_000)) else { continue }
-            socket.close()
-            return socket.port
-        }
-        throw Unavailable(description: "no free loopback port between 20000 and 32000")
     }
 }

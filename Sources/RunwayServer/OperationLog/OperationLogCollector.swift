@@ -139,7 +139,7 @@ public final class OperationLogCollector: Sendable {
     public func addReadiness<Context: RequestContext>(to router: Router<Context>, timeout: Duration = .seconds(2)) {
         router.get("/ready") { _, _ -> Response in
             do {
-                try await Self.within(timeout) { try await self.store.checkReachable() }
+                try await TimeBound.run(within: timeout) { try await self.store.checkReachable() }
                 var response = JSONResponse.make(["status": "ready"])
                 response.headers[.cacheControl] = "no-store"
                 return response
@@ -223,37 +223,6 @@ public final class OperationLogCollector: Sendable {
             response.headers[.retryAfter] = "1"
             return response
         }
-    }
-
-    /// Why a check did not answer in time.
-    struct TimedOut: Error {}
-
-    /// `work`'s outcome, or ``TimedOut`` after `timeout` — without waiting for `work` to notice
-    /// (a query waiting for a connection to a database that is down may not, for a while).
-    static func within(_ timeout: Duration, _ work: @escaping @Sendable () async throws -> Void) async throws {
-        let outcome = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(nil)
-        let finish = { @Sendable (result: Result<Void, any Error>) in
-            outcome.withLockedValue { continuation in
-                continuation?.resume(with: result)
-                continuation = nil
-            }
-        }
-        let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            outcome.withLockedValue { $0 = continuation }
-            tasks.withLockedValue {
-                $0 = [
-                    Task {
-                        do { try await work(); finish(.success(())) } catch { finish(.failure(error)) }
-                    },
-                    Task {
-                        try? await Task.sleep(for: timeout)
-                        finish(.failure(TimedOut()))
-                    },
-                ]
-            }
-        }
-        for task in tasks.withLockedValue({ $0 }) { task.cancel() }
     }
 
     /// ``refuse(_:status:detail:)``, counted.

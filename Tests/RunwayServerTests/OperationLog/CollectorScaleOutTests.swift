@@ -200,9 +200,8 @@ struct CollectorScaleOutTests {
             let url = "postgres://runway@127.0.0.1:\(cluster.port)/postgres"
             var ports: [Int] = []
             while ports.count < 3 {
-                guard let socket = try? LoopbackSocket(port: Int.random(in: 20_000..<32_000)) else { continue }
-                socket.close()
-                if !ports.contains(socket.port) { ports.append(socket.port) }
+                let port = try LoopbackSocket.freePort()
+                if !ports.contains(port) { ports.append(port) }
             }
             var collectors: [Collector] = []
             for port in ports { collectors.append(try await Collector.start(url, port: port)) }

@@ -16,10 +16,13 @@ struct PostgresTLSTests {
     /// connect gets a long one (a busy machine may be slow to).
     static func connects(_ url: String, expected: Bool = true) async throws -> Bool {
         let configuration = try PostgresCollectorDatabase.configuration(url: url)
-        guard
-            let database = try? await PostgresCollectorDatabase.connect(
+        let database: PostgresCollectorDatabase
+        do {
+            database = try await PostgresCollectorDatabase.connect(
                 configuration, logger: PostgresCollectorTests.quiet, timeout: .seconds(expected ? 60 : 5))
-        else {
+        } catch {
+            // A connection the server or the certificate check refuses ends in the typed error.
+            #expect(error is PostgresCollectorDatabase.Unreachable, "\(error)")
             return false
         }
         defer { Task { await database.close() } }
