@@ -52,6 +52,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Also serve the demo's routes: the listings, echo, auth, transfers and the fault routes that `runway demo --server` plays against. Never for a deployment: some misbehave on purpose.")
     var demo = false
 
+    @Option(help: "With --demo: the SQLite file of the demo's orders and their idempotency keys (default: a file in the temporary folder; with --postgres, PostgreSQL).")
+    var ordersDatabase: String?
+
+    @Option(help: "With --demo: seconds a running order holds its Idempotency-Key before a repeat may run it again (a process killed mid-request).")
+    var idempotencyLease = 60
+
+    @Option(help: "With --demo: answer every this many orders 3 s after applying them (the answer a client's timeout loses).")
+    var slowOrders: Int?
+
     @Flag(help: "Do not log each request (for benchmarks).")
     var quiet = false
 
@@ -120,12 +129,30 @@ struct ServeCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(factory)
         let metrics = ServerMetrics(factory: factory)
         let verifier = SignatureVerifier<ServerRequestContext>(keys: [id: [key]], nonces: nonces, metrics: metrics)
+        var orders: OrderDesk?
+        if demo {
+            var limits = IdempotencyMiddleware<ServerRequestContext>.Limits()
+            limits.lease = .seconds(max(idempotencyLease, 1))
+            if let database {
+                orders = OrderDesk(
+                    ledger: try await PostgresOrderLedger.open(database), keys: PostgresIdempotencyStore(database: database),
+                    limits: limits, slowEvery: slowOrders)
+            } else {
+                let path = ordersDatabase
+                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("runway-orders-\(getpid()).sqlite").path
+                let url = URL(fileURLWithPath: path)
+                orders = OrderDesk(
+                    ledger: try SQLiteOrderLedger(url: url),
+                    keys: try SQLiteIdempotencyStore(url: url.deletingPathExtension().appendingPathExtension("keys.sqlite")),
+                    limits: limits, slowEvery: slowOrders)
+            }
+        }
         let server = try await DemoServer.start(
             signatureVerifier: verifier, verifiesEverything: !noVerify,
             collector: OperationLogCollector(store: store, limits: limits, metrics: metrics), demoRoutes: demo,
             address: host, port: port, logLevel: quiet ? .critical : .info, metrics: registry, tracing: tracing != nil,
             trustedProxies: try TrustedProxies(trustedProxies), shutdownSignals: [.sigterm, .sigint],
-            drainTimeout: .seconds(max(drainTimeout, 0)))
+            drainTimeout: .seconds(max(drainTimeout, 0)), orders: orders)
         // Written unbuffered: a parent process reading the address through a pipe gets it now.
         var banner = "Runway \(demo ? "demo server" : "collector") at \(server.baseURL) — Ctrl-C to stop\n"
         banner += "Operation-log collector at \(server.baseURL)/oplog/batches, events in \(storeDescription)"

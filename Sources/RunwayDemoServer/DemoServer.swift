@@ -84,6 +84,7 @@ public final class DemoServer: Sendable {
     ///   - shutdownSignals: Signals that drain the server and stop it (`runway serve`: SIGTERM
     ///     and SIGINT); none by default.
     ///   - drainTimeout: How long a drain waits for requests in flight before cancelling them.
+    ///   - orders: The demo's order routes (`/orders`, behind ``IdempotencyMiddleware``), when given.
     ///   - tracing: Continue each client's trace (Hummingbird's `TracingMiddleware`, with the
     ///     tracer bootstrapped in `InstrumentationSystem`): a server span per request, the
     ///     verifier's check and the collector's insert under it.
@@ -94,7 +95,8 @@ public final class DemoServer: Sendable {
         demoRoutes: Bool = true, address: String = "127.0.0.1", port: Int = 0,
         healthGate: String? = nil, endpointList: [String] = [],
         logLevel: Logger.Level = .critical, metrics: PrometheusCollectorRegistry? = nil, tracing: Bool = false,
-        trustedProxies: TrustedProxies = .none, shutdownSignals: [UnixSignal] = [], drainTimeout: Duration = .seconds(30)
+        trustedProxies: TrustedProxies = .none, shutdownSignals: [UnixSignal] = [], drainTimeout: Duration = .seconds(30),
+        orders: OrderDesk? = nil
     ) async throws -> DemoServer {
         let probe = ServerProbe()
         let router = Router(context: ServerRequestContext.self)
@@ -121,6 +123,11 @@ public final class DemoServer: Sendable {
             ListingRoutes.add(to: router.group().add(middleware: signatureVerifier), catalog: ListingCatalog(), probe: probe)
         } else if demoRoutes {
             ListingRoutes.add(to: router, catalog: ListingCatalog(), probe: probe)
+        }
+        if let orders {
+            var group = router.group("/orders")
+            if verifiesEverything, let signatureVerifier { group = group.add(middleware: signatureVerifier) }
+            OrderRoutes.add(to: group, desk: orders)
         }
         if let collector {
             var group = router.group("/oplog")
@@ -209,6 +216,7 @@ extension DemoServer {
         "GET  /listings/{esf|zf|xf}?page=&page_size=&city=   listing pages in a {code, data} envelope",
         "GET  /listings/{esf|zf|xf}/{id}                     one listing",
         "ANY  /echo/…                                        the request as the server saw it",
+        "POST /orders  (Idempotency-Key, {queue, position}) one order, applied once; GET /orders lists them",
         "ANY  /signed/echo/…                                 the same, for signed requests only (reason on 401)",
         "GET  /health  ·  GET /ready                         alive; ready (the collector's database answers)",
         "GET  /endpoints                                     the server list for endpoint selection",

@@ -22,6 +22,7 @@ public final class Authentication: Sendable {
     private let box: any AuthenticationBox
     /// The cookie jars of the services this authentication signs in to, emptied by ``reset()``.
     private let jars = Locked<[ObjectIdentifier: CookieJar]>([:])
+    private let resetObservers = Locked<[@Sendable (SignInEpoch) -> Void]>([])
 
     /// Creates the shared credential state of `authenticator`.
     public init<A: Authenticator>(_ authenticator: A) {
@@ -41,9 +42,19 @@ public final class Authentication: Sendable {
     /// or handed out. Loads that were waiting for it fail with
     /// ``RunwayError/unauthenticated(reason:)`` (they were the previous user's); loads that
     /// joined it after the reset read ``Authenticator/credential()`` instead.
+    ///
+    /// An ``Outbox`` of this sign-in holds or drops its pending items before `reset()` returns
+    /// (one small write to its database), so that a relaunch right after never sends them as
+    /// the next user.
     public func reset() {
         box.reset()
         for jar in jars.withLock({ Array($0.values) }) { jar.removeAll() }
+        for observer in resetObservers.withLock({ $0 }) { observer(box.epoch) }
+    }
+
+    /// Called by every ``reset()`` with the new epoch, before it returns (an outbox links itself).
+    func onReset(_ observer: @escaping @Sendable (SignInEpoch) -> Void) {
+        resetObservers.withLock { $0.append(observer) }
     }
 
     /// Empties `jar` on every ``reset()`` (the engine links a service's jar when it registers it).

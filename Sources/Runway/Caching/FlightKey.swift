@@ -16,7 +16,7 @@ struct FlightKey {
 
     init?(api: some API, service: Service, params: Parameters, body: RequestBody?, hooks: TransferHooks) {
         guard api.sharesIdenticalLoads, api.method == .get || api.method == .head, body == nil,
-            hooks.sink == nil, hooks.prepare == nil, hooks.uploadProgress == nil
+            hooks.sink == nil, hooks.prepare == nil, hooks.uploadProgress == nil, hooks.signIn == nil
         else { return nil }
         var fields = service.commonHeaders
         for field in api.headers { fields[fields: field.name] = [] }

@@ -25,7 +25,7 @@ extension Engine {
         var credential: CredentialLease?
         /// The sign-in the load's request is made for: taken with its first credential, and
         /// compared with the current one before the request is sent again.
-        var epoch: SignInEpoch?
+        var epoch: SignInEpoch? = hooks.signIn
         var state = RetryState()
         var bodyDigest: String?
         var seen = Attempts()

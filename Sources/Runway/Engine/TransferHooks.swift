@@ -1,7 +1,11 @@
 /// What a transfer adds to the exchanges of a load: progress of the body sent, where the
-/// response body goes, and a last change to each attempt's request (a download's `Range`).
+/// response body goes, a last change to each attempt's request (a download's `Range`), and the
+/// sign-in of a request made earlier (an outbox item).
 struct TransferHooks: Sendable {
     var uploadProgress: (@Sendable (Int64, Int64) -> Void)?
     var sink: (any ResponseSink)?
     var prepare: (@Sendable (inout PreparedRequest) throws(RunwayError) -> Void)?
+    /// The sign-in the request was made for, when that was before this load began: the load
+    /// ends with ``RunwayError/userChanged`` before anything is sent under another one.
+    var signIn: SignInEpoch?
 }

@@ -45,8 +45,8 @@ extension OperationLog {
                     try await queue.drop(batch.key, as: .abandoned)
                 } else {
                     var generator = SystemRandomNumberGenerator()
-                    let delay = schedule.backoff(afterFailures: attempts, retryAfter: retryAfter, using: &generator)
-                    let until = BootClock.nowMilliseconds() + UploadSchedule.milliseconds(delay)
+                    let delay = schedule.backoff.delay(afterFailures: attempts, retryAfter: retryAfter, using: &generator)
+                    let until = BootClock.nowMilliseconds() + Backoff.milliseconds(delay)
                     uploader.notBefore = max(uploader.notBefore ?? until, until)
                     try await queue.setNotBefore(uploader.notBefore)
                     reported.backoff = delay

@@ -119,13 +119,7 @@ public final class OperationLog: Sendable {
         let writer = Task.detached { [self] in await runWriter() }
         let uploader = Task.detached { [self] in await runUploader(notBefore: notBefore) }
         var running = [writer, uploader]
-        if let network = engine.network {
-            // A change of path may make a waiting upload due (back online, or off cellular).
-            let changes = network.changes()
-            running.append(Task.detached { [uploaderBell] in
-                for await _ in changes { uploaderBell.ring() }
-            })
-        }
+        if let watch = uploaderBell.ringOnPathChanges(of: engine) { running.append(watch) }
         tasks.withLock { $0 = running }
     }
 

@@ -3,9 +3,8 @@ import GRDB
 import Logging
 import RunwayStorage
 
-/// The operation log's queue on disk: one SQLite database (WAL, a sync per commit) in its own
-/// folder of application support, excluded from backups so that a restored device does not send
-/// old events again.
+/// The operation log's queue on disk: a ``QueueDatabase`` in its own folder of application
+/// support.
 ///
 /// An event is pending until a batch claims it; a claimed batch keeps its key until the
 /// collector answers it for good, across relaunches, so a batch sent again is the same batch.
@@ -63,41 +62,24 @@ final class OperationLogQueue: Sendable {
     let url: URL
     private let capacity: Int
 
-    /// Opens the queue in `container`; a database SQLite calls corrupt (or not a database) is moved
-    /// aside and the queue starts again empty, with one log line.
+    /// Opens the queue in `container` (see ``QueueDatabase``).
     init(container: Container, name: String, capacity: Int, logger: Logger) throws(OperationLogError) {
         self.capacity = capacity
-        let path = "\(Self.folder)/\(name)"
         do {
-            url = try container.url(for: path, in: .applicationSupport)
-            try BackupExclusion.exclude(url.deletingLastPathComponent())
-        } catch {
-            throw .storage(reason: "\(error)")
-        }
-        do {
-            pool = try Self.open(path, container: container)
-        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
-            let aside = url.path + ".corrupt-\(Int64(Date().timeIntervalSince1970 * 1000))"
-            logger.error(
-                "operation log queue is damaged; moved aside and started again",
-                metadata: ["path": "\(url.path)", "movedTo": "\(aside)", "reason": "\(error.message ?? "\(error.resultCode)")"])
-            for suffix in ["", "-wal", "-shm"] {
-                let from = url.path + suffix
-                if FileManager.default.fileExists(atPath: from) {
-                    try? FileManager.default.moveItem(atPath: from, toPath: aside + suffix)
-                }
-            }
-            do {
-                pool = try Self.open(path, container: container)
-            } catch {
-                throw .storage(reason: "\(error)")
+            (pool, url) = try QueueDatabase.open(
+                folder: Self.folder, name: name, container: container, what: "operation log queue", logger: logger,
+                migrator: Self.migrator
+            ) { db in
+                // Boot-clock times from another boot mean nothing now: reset them to now.
+                try db.execute(sql: "UPDATE event SET queued_ms = ?", arguments: [BootClock.nowMilliseconds()])
+                try db.execute(sql: "DELETE FROM meta WHERE key = 'not_before_ms'")
             }
         } catch {
             throw .storage(reason: "\(error)")
         }
     }
 
-    private static func open(_ path: String, container: Container) throws -> DatabasePool {
+    private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(
@@ -117,17 +99,7 @@ final class OperationLogQueue: Sendable {
                     CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
                     """)
         }
-        let pool = try StorageDatabase.open(path, in: .applicationSupport, of: container, migrator: migrator)
-        // Reading the schema makes SQLite look at the file: a damaged one fails here, not later.
-        _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
-        try pool.write { db in
-            // Boot-clock times from another boot mean nothing now: reset them to now.
-            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'boot'") != BootClock.bootID else { return }
-            try db.execute(sql: "UPDATE event SET queued_ms = ?", arguments: [BootClock.nowMilliseconds()])
-            try db.execute(sql: "DELETE FROM meta WHERE key = 'not_before_ms'")
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('boot', ?)", arguments: [BootClock.bootID])
-        }
-        return pool
+        return migrator
     }
 
     /// Commits `events` in one transaction, then drops the oldest unclaimed events beyond the

@@ -20,7 +20,7 @@ struct OperationLogUploadAPI: API {
     var headers: HTTPFields {
         var fields = HTTPFields()
         fields[.contentEncoding] = "gzip"
-        if let name = HTTPField.Name("Idempotency-Key") { fields[name] = batchKey }
+        fields[.idempotencyKey] = batchKey
         return fields
     }
 }

@@ -43,18 +43,16 @@ struct UploadSchedule: Sendable {
     let deferOnExpensivePath: Int64?
     let backlogBatchSize: Int
     let maximumConcurrentUploads: Int
-    let baseBackoff: Duration
-    let maximumBackoff: Duration
+    let backoff: Backoff
 
     /// The schedule `policy` sets.
     init(_ policy: OperationLog.Policy) {
         batchSize = max(policy.batchSize, 1)
-        maximumAge = Self.milliseconds(policy.maximumAge)
-        deferOnExpensivePath = policy.deferOnExpensivePath.map(Self.milliseconds)
+        maximumAge = Backoff.milliseconds(policy.maximumAge)
+        deferOnExpensivePath = policy.deferOnExpensivePath.map(Backoff.milliseconds)
         backlogBatchSize = policy.backlogBatchSize
         maximumConcurrentUploads = max(policy.maximumConcurrentUploads, 1)
-        baseBackoff = policy.baseBackoff
-        maximumBackoff = policy.maximumBackoff
+        backoff = Backoff(base: policy.baseBackoff, maximum: policy.maximumBackoff)
     }
 
     /// The largest batch the collector is asked to take: the first size limit, and the one a
@@ -103,22 +101,5 @@ struct UploadSchedule: Sendable {
     /// collector's stated event limit, if it gave one): half the batch, at least one.
     func sizeLimit(afterTooLarge count: Int, statedLimit: Int?) -> Int {
         max(min(count / 2, statedLimit ?? .max), 1)
-    }
-
-    /// The wait after a batch's `failures`-th failed upload: doubling from the base, capped, with
-    /// the upper half jittered; `Retry-After` wins when longer (up to a day).
-    func backoff(
-        afterFailures failures: Int, retryAfter: Duration?, using generator: inout some RandomNumberGenerator
-    ) -> Duration {
-        let exponent = min(max(failures - 1, 0), 30)
-        let doubled = min(baseBackoff * (1 << exponent), maximumBackoff)
-        let jittered = doubled / 2 + doubled / 2 * Double.random(in: 0...1, using: &generator)
-        guard let retryAfter else { return jittered }
-        return max(jittered, min(retryAfter, .seconds(86_400)))
-    }
-
-    /// `duration` in whole milliseconds.
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -20,7 +20,7 @@ public final class PostgresCollectorDatabase: Sendable {
     /// The pooled client.
     public let client: PostgresClient
     private let running: Task<Void, Never>
-    let logger: Logger
+    package let logger: Logger
 
     private init(client: PostgresClient, running: Task<Void, Never>, logger: Logger) {
         self.client = client
@@ -109,6 +109,18 @@ public final class PostgresCollectorDatabase: Sendable {
                 try await connection.query(
                     "CREATE INDEX IF NOT EXISTS signature_nonce_device ON signature_nonce (device_holder, expiry_ms)",
                     logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS idempotency_key (
+                        key TEXT PRIMARY KEY,
+                        fingerprint TEXT NOT NULL,
+                        lease_until_ms BIGINT NOT NULL,
+                        answer BYTEA,
+                        expiry_ms BIGINT
+                    )
+                    """, logger: logger)
+                try await connection.query(
+                    "CREATE INDEX IF NOT EXISTS idempotency_key_expiry ON idempotency_key (expiry_ms)", logger: logger)
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(727200)", logger: logger)
                 throw error

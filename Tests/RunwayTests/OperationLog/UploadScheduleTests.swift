@@ -85,11 +85,11 @@ struct UploadScheduleTests {
     func backoff() {
         var generator = SystemRandomNumberGenerator()
         for failures in 1...12 {
-            let wait = schedule.backoff(afterFailures: failures, retryAfter: nil, using: &generator)
+            let wait = schedule.backoff.delay(afterFailures: failures, retryAfter: nil, using: &generator)
             let full = min(Duration.seconds(1) * (1 << (failures - 1)), .seconds(300))
             #expect(wait >= full / 2 && wait <= full, "after \(failures) failures: \(wait)")
         }
-        #expect(schedule.backoff(afterFailures: 1, retryAfter: .seconds(3600), using: &generator) == .seconds(3600))
-        #expect(schedule.backoff(afterFailures: 1, retryAfter: .seconds(999_999), using: &generator) == .seconds(86_400))
+        #expect(schedule.backoff.delay(afterFailures: 1, retryAfter: .seconds(3600), using: &generator) == .seconds(3600))
+        #expect(schedule.backoff.delay(afterFailures: 1, retryAfter: .seconds(999_999), using: &generator) == .seconds(86_400))
     }
 }

@@ -9,9 +9,9 @@ import Musl
 #endif
 
 /// Time since the system booted, sleep included, and which boot it is: what the operation log
-/// measures queue ages and back-offs with, so that a user setting the wall clock back a day
-/// does not delay uploads by a day — and what it persists, so that a relaunch within the same
-/// boot keeps them.
+/// and the outbox measure queue ages and back-offs with, so that a user setting the wall clock
+/// back a day does not delay uploads by a day — and what they persist, so that a relaunch
+/// within the same boot keeps them.
 ///
 /// Linux: `CLOCK_BOOTTIME` and `/proc/sys/kernel/random/boot_id`. Apple platforms:
 /// `CLOCK_MONOTONIC` (which counts sleep there) and `kern.bootsessionuuid`. Where the boot

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The sender: the first item of each queue, when it is due, through the engine; and what each
+/// answer means for the item.
+extension Outbox {
+    /// A try that ended, waiting for the sender to act on its answer.
+    struct Completion: Sendable {
+        var stored: OutboxStore.Stored
+        var result: Result<RawResponse, RunwayError>
+        var retryAfter: Duration?
+    }
+
+    /// Sends until the outbox closes: each round settles the answers that came in, then starts
+    /// the due heads of the queues not already sending, up to ``Policy/maximumConcurrentSends``.
+    func runSender() async {
+        let backoff = Backoff(base: policy.baseBackoff, maximum: policy.maximumBackoff)
+        var running: [String: Task<Void, Never>] = [:]
+        while !Task.isCancelled {
+            for completion in completions.withLock({ completions in
+                defer { completions = [] }
+                return completions
+            }) {
+                running[completion.stored.item.queue] = nil
+                await settle(completion, backoff: backoff)
+            }
+            if let path = engine.network?.path, !path.isReachable {
+                // Nothing to try until the path changes (the monitor rings).
+                await bell.wait(timeout: nil)
+                continue
+            }
+            let generation = signIn.withLock { $0 }
+            let heads: [OutboxStore.Stored]
+            do {
+                heads = try await store.heads(signIn: generation, excluding: Set(running.keys))
+            } catch {
+                if Task.isCancelled { break }
+                logger.error("outbox could not read its items", metadata: ["error": "\(error)"])
+                await bell.wait(timeout: policy.baseBackoff)
+                continue
+            }
+            let now = BootClock.nowMilliseconds()
+            var wakeAt: Int64?
+            for head in heads where running.count < max(policy.maximumConcurrentSends, 1) {
+                if let notBefore = head.notBefore, notBefore > now {
+                    wakeAt = min(wakeAt ?? notBefore, notBefore)
+                    continue
+                }
+                emit(head.item, .sending)
+                running[head.item.queue] = Task { [self] in
+                    let (result, retryAfter) = await send(head)
+                    completions.withLock { $0.append(Completion(stored: head, result: result, retryAfter: retryAfter)) }
+                    bell.ring()
+                }
+            }
+            await bell.wait(timeout: wakeAt.map { .milliseconds(max($0 - now, 1)) })
+        }
+        // Closing: tries in flight are cancelled; their items go again at the next launch.
+        for task in running.values { task.cancel() }
+        for task in running.values { await task.value }
+    }
+
+    /// One try of `stored`, for the sign-in it was made under.
+    func send(_ stored: OutboxStore.Stored) async -> (Result<RawResponse, RunwayError>, Duration?) {
+        var hooks = TransferHooks()
+        if authentication != nil {
+            hooks.signIn = SignInEpoch(resets: base.resets + Int(stored.signIn - base.generation))
+        }
+        let api = OutboxAPI(request: stored.request, key: stored.item.id, retryPolicy: policy.retryPolicy)
+        let (result, retryAfter) = await engine.perform(
+            api, params: stored.request.params, body: Self.body(of: stored.request), loadID: nil, ignoringCache: true,
+            hooks: hooks)
+        return (result, retryAfter)
+    }
+
+    /// Acts on one answer: the item leaves on success and on a final failure; otherwise it waits
+    /// out its back-off, until it has failed ``Policy/maximumAttempts`` times.
+    func settle(_ completion: Completion, backoff: Backoff) async {
+        let item = completion.stored.item
+        do {
+            switch completion.result {
+            case .success(let response):
+                try await store.remove(item.id)
+                emit(item, .done(response))
+            case .failure(.cancelled) where Task.isCancelled || closed.withLock({ $0 }):
+                // Closing: the item stays, with its key, for the next launch.
+                break
+            case .failure(.userChanged):
+                // Its sign-in ended while it was on its way: the reset held or dropped it.
+                break
+            case .failure(let error) where Self.isFinal(error):
+                logger.error(
+                    "outbox: the server will never take an item; it is removed",
+                    metadata: ["api": "\(item.apiName)", "item": "\(item.id)", "error": "\(error)"])
+                try await store.remove(item.id)
+                emit(item, .failed(error))
+            case .failure(let error):
+                var generator = SystemRandomNumberGenerator()
+                let attempts = completion.stored.attempts + 1
+                let delay = backoff.delay(afterFailures: attempts, retryAfter: completion.retryAfter, using: &generator)
+                let counted = try await store.recordFailure(
+                    item.id, notBefore: BootClock.nowMilliseconds() + Backoff.milliseconds(delay))
+                if counted >= max(policy.maximumAttempts, 1) {
+                    logger.error(
+                        "outbox: an item failed too often; it is removed",
+                        metadata: ["api": "\(item.apiName)", "item": "\(item.id)", "attempts": "\(counted)", "error": "\(error)"])
+                    try await store.remove(item.id)
+                    emit(item, .failed(error))
+                } else {
+                    logger.warning(
+                        "outbox: a try failed; the item waits",
+                        metadata: ["api": "\(item.apiName)", "item": "\(item.id)", "error": "\(error)", "retryIn": "\(delay)"])
+                    emit(item, .pending)
+                }
+            }
+        } catch {
+            logger.error("outbox could not update its items", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Whether `error` says the item will never succeed, however often it is sent.
+    static func isFinal(_ error: RunwayError) -> Bool {
+        switch error {
+        case .httpStatus(let code, _):
+            // 408, 409 (the first try still runs), 425 and 429 pass; other 4xx do not.
+            (400...499).contains(code) && ![408, 409, 425, 429].contains(code)
+        case .paramsInvalid, .paramsUnencodable, .invalidRequest, .vetoed, .business, .redirectRefused,
+            .insecureConnection, .invalidResponse, .noContent, .service:
+            true
+        case .timeout, .noNetwork, .connectionLost, .cancelled, .pinningFailed, .unauthenticated, .userChanged,
+            .tlsFailure, .transport:
+            false
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Logging
+import RunwayStorage
+
+/// The outbox on disk: a ``QueueDatabase`` in its own folder of application support, one row
+/// per item, in the order they were enqueued.
+///
+/// An item stays until its answer is final. Each row carries the outbox's sign-in generation it
+/// was made under (``meta`` `signin`, raised by every reset of the authentication and kept
+/// across launches), its failed tries and, on the ``BootClock``, when it may be tried again.
+final class OutboxStore: Sendable {
+    /// A stored item, ready to send.
+    struct Stored: Sendable {
+        var seq: Int64
+        var item: OutboxItem
+        var request: OutboxRequest
+        var signIn: Int64
+        var attempts: Int
+        var notBefore: Int64?
+    }
+
+    static let folder = "outbox"
+
+    let pool: DatabasePool
+    let url: URL
+
+    init(container: Container, name: String, logger: Logger) throws(OutboxError) {
+        do {
+            (pool, url) = try QueueDatabase.open(
+                folder: Self.folder, name: name, container: container, what: "outbox", logger: logger,
+                migrator: Self.migrator
+            ) { db in
+                // Waits measured in another boot mean nothing now: every item is due.
+                try db.execute(sql: "UPDATE item SET not_before_ms = NULL")
+            }
+        } catch {
+            throw .storage(reason: "\(error)")
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE item (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        id TEXT NOT NULL UNIQUE,
+                        queue TEXT NOT NULL,
+                        signin INTEGER NOT NULL,
+                        service TEXT NOT NULL,
+                        method TEXT NOT NULL,
+                        path TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        encoding TEXT NOT NULL,
+                        headers BLOB NOT NULL,
+                        timeout_ms INTEGER NOT NULL,
+                        params BLOB NOT NULL,
+                        body BLOB,
+                        content_type TEXT,
+                        bytes INTEGER NOT NULL,
+                        enqueued_ms INTEGER NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        not_before_ms INTEGER
+                    );
+                    CREATE INDEX item_queue ON item(queue, seq);
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+
+    /// The sign-in generation stored by the last reset, read at once.
+    func signIn() throws -> Int64 {
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'signin'") ?? 0 }
+    }
+
+    /// Stores `item` in one transaction, unless the outbox is full.
+    func insert(_ item: OutboxItem, _ request: OutboxRequest, signIn: Int64, limits: Outbox.Policy) async throws {
+        let params: Data
+        do {
+            params = try JSON.object(request.params).encoded()
+        } catch {
+            throw OutboxError.invalidRequest(.paramsUnencodable(reason: error.reason))
+        }
+        let bytes = params.count + (request.body?.count ?? 0)
+        let headers = OutboxRequest.storedHeaders(request.headers)
+        try await pool.write { db in
+            let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(bytes), 0) FROM item")
+            let (count, stored) = (row?[0] ?? 0, row?[1] ?? 0) as (Int, Int)
+            guard count < limits.maximumItems, stored + bytes <= limits.maximumBytes else {
+                throw OutboxError.full(items: count, bytes: stored)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO item (id, queue, signin, service, method, path, name, encoding, headers, timeout_ms,
+                                      params, body, content_type, bytes, enqueued_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    item.id, item.queue, signIn, request.service.rawValue, request.method.rawValue, request.path,
+                    request.name, OutboxRequest.encodingName(request.encoding), headers,
+                    Backoff.milliseconds(request.timeout), params, request.body, request.contentType, bytes,
+                    Int64((item.enqueued.timeIntervalSince1970 * 1000).rounded()),
+                ])
+        }
+    }
+
+    /// The first item of each queue made under `signIn`, skipping the queues in `busy`.
+    func heads(signIn: Int64, excluding busy: Set<String>) async throws -> [Stored] {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM item WHERE seq IN (
+                        SELECT min(seq) FROM item WHERE signin = ? GROUP BY queue
+                    ) ORDER BY seq
+                    """,
+                arguments: [signIn])
+            return rows.compactMap(Self.stored).filter { !busy.contains($0.item.queue) }
+        }
+    }
+
+    /// Every stored item made under a sign-in before `signIn`: the held ones.
+    func held(before signIn: Int64) async throws -> [OutboxItem] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
+                .compactMap(Self.stored).map(\.item)
+        }
+    }
+
+    /// Every stored item, in order.
+    func all() async throws -> [OutboxItem] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM item ORDER BY seq").compactMap(Self.stored).map(\.item)
+        }
+    }
+
+    /// Records a reset: the new generation, and, when dropping, removes the items of earlier ones.
+    /// A synchronous write: it is done before ``Authentication/reset()`` returns.
+    ///
+    /// - returns: The items of earlier sign-ins (held, or removed).
+    func recordSignIn(_ signIn: Int64, dropEarlier: Bool) throws -> [OutboxItem] {
+        try pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('signin', ?)", arguments: [signIn])
+            let earlier = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
+                .compactMap(Self.stored).map(\.item)
+            if dropEarlier { try db.execute(sql: "DELETE FROM item WHERE signin < ?", arguments: [signIn]) }
+            return earlier
+        }
+    }
+
+    /// Makes the items of earlier sign-ins the current sign-in's; returns them.
+    func adopt(into signIn: Int64) async throws -> [OutboxItem] {
+        try await pool.write { db in
+            let adopted = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
+                .compactMap(Self.stored).map(\.item)
+            try db.execute(sql: "UPDATE item SET signin = ? WHERE signin < ?", arguments: [signIn, signIn])
+            return adopted
+        }
+    }
+
+    /// Removes the items of earlier sign-ins; returns them.
+    func discard(before signIn: Int64) async throws -> [OutboxItem] {
+        try await pool.write { db in
+            let removed = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
+                .compactMap(Self.stored).map(\.item)
+            try db.execute(sql: "DELETE FROM item WHERE signin < ?", arguments: [signIn])
+            return removed
+        }
+    }
+
+    /// Removes item `id`: its answer is final.
+    func remove(_ id: String) async throws {
+        try await pool.write { db in try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id]) }
+    }
+
+    /// Counts a failed try of item `id` and sets when it may be tried again; returns the count.
+    func recordFailure(_ id: String, notBefore: Int64) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE item SET attempts = attempts + 1, not_before_ms = ? WHERE id = ?", arguments: [notBefore, id])
+            return try Int.fetchOne(db, sql: "SELECT attempts FROM item WHERE id = ?", arguments: [id]) ?? 0
+        }
+    }
+
+    /// A stored row as an item; `nil` (and left for the caller to skip) when a field cannot be read.
+    private static func stored(_ row: Row) -> Stored? {
+        guard let method = HTTPRequest.Method(row["method"] as String),
+            let encoding = OutboxRequest.encoding(named: row["encoding"]),
+            let headers = OutboxRequest.headers(stored: row["headers"]),
+            let params = (try? JSON(parsing: row["params"]))?.objectValue
+        else { return nil }
+        let enqueued: Int64 = row["enqueued_ms"]
+        let timeout: Int64 = row["timeout_ms"]
+        let request = OutboxRequest(
+            service: ServiceID(row["service"] as String), method: method, path: row["path"], name: row["name"],
+            encoding: encoding, headers: headers, timeout: .milliseconds(timeout), params: params, body: row["body"],
+            contentType: row["content_type"])
+        let item = OutboxItem(
+            id: row["id"], queue: row["queue"], apiName: request.name,
+            enqueued: Date(timeIntervalSince1970: Double(enqueued) / 1000))
+        return Stored(
+            seq: row["seq"], item: item, request: request, signIn: row["signin"], attempts: row["attempts"],
+            notBefore: row["not_before_ms"])
+    }
+}

@@ -1,0 +1,46 @@
+public import Foundation
+import GRDB
+
+/// The demo's orders in one SQLite file (WAL).
+public final class SQLiteOrderLedger: OrderLedger {
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the ledger at `url`.
+    public init(url: URL) throws {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        pool = try DatabasePool(path: url.path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE demo_order (
+                        number INTEGER PRIMARY KEY AUTOINCREMENT,
+                        key TEXT NOT NULL UNIQUE,
+                        queue TEXT NOT NULL,
+                        position INTEGER NOT NULL
+                    )
+                    """)
+        }
+        try migrator.migrate(pool)
+    }
+
+    public func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO demo_order (key, queue, position) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING",
+                arguments: [key, queue, position])
+            let applied = db.changesCount == 1
+            let number = try Int64.fetchOne(db, sql: "SELECT number FROM demo_order WHERE key = ?", arguments: [key]) ?? 0
+            return (number, applied)
+        }
+    }
+
+    public func orders() async throws -> [AppliedOrder] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT number, key, queue, position FROM demo_order ORDER BY number").map {
+                AppliedOrder(number: $0[0], key: $0[1], queue: $0[2], position: $0[3])
+            }
+        }
+    }
+}
