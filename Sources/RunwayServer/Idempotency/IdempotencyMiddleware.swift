@@ -1,5 +1,6 @@
 import Crypto
 import NIOConcurrencyHelpers
+import NIOCore
 import Foundation
 import HTTPTypes
 public import Hummingbird
@@ -78,7 +79,7 @@ public struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: limits.maximumBodySize)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch is NIOTooManyBytesError {
             return Self.refuse(.bodyTooLarge, status: .contentTooLarge)
         }
         let storeKey = Self.hex(SHA256.hash(data: Data((scope(request, context) + "\u{0}" + key).utf8)))

@@ -25,17 +25,17 @@ public final class PostgresIdempotencyStore: IdempotencyStore {
         for try await _ in taken { return .claimed }
         let rows = try await database.client.query(
             "SELECT fingerprint, answer FROM idempotency_key WHERE key = \(key)", logger: database.logger)
-        for try await (stored, answer) in rows.decode((String, [UInt8]?).self) {
+        for try await (stored, answer) in rows.decode((String, Data?).self) {
             guard stored == fingerprint else { return .mismatch }
             guard let answer else { return .running }
-            return StoredAnswer.decoded(Data(answer)).map(IdempotencyClaim.answered) ?? .mismatch
+            return StoredAnswer.decoded(answer).map(IdempotencyClaim.answered) ?? .mismatch
         }
         // Swept between the two statements: as good as free, but another request may take it first.
         return .running
     }
 
     public func complete(_ key: String, answer: StoredAnswer, expiry: Int64) async throws {
-        let encoded = [UInt8](try answer.encoded())
+        let encoded = try answer.encoded()
         try await database.client.query(
             "UPDATE idempotency_key SET answer = \(encoded), expiry_ms = \(expiry) WHERE key = \(key)",
             logger: database.logger)
