@@ -1,0 +1,316 @@
+import Foundation
+import HTTPTypes
+import Runway
+import RunwayDemoServer
+import RunwayNIO
+import RunwayServer
+import RunwayStorage
+import RunwayTestSupport
+import Testing
+
+/// `POST /orders` of the demo server.
+struct PlaceOrder: API {
+    var service: ServiceID { "orders" }
+    var path: String { "/orders" }
+    var method: HTTPRequest.Method { .post }
+    var paramEncoding: ParamEncoding { .json }
+    var timeout: Duration { .seconds(30) }
+}
+
+/// A delegate that hands each update on, from the main actor.
+@MainActor
+final class OutboxWatcher: OutboxDelegate {
+    let (updates, continuation) = AsyncStream.makeStream(of: OutboxUpdate.self)
+
+    func outbox(_ outbox: Outbox, didUpdate update: OutboxUpdate) {
+        MainActor.assertIsolated()
+        continuation.yield(update)
+    }
+}
+
+/// The outbox against the demo's order route behind `IdempotencyMiddleware`, over real HTTP on
+/// both transports: order per queue, a server that is away and comes back, a relaunch, a 4xx
+/// that ends an item, a sign-out, and its bounds.
+@Suite("Outbox", .timeLimit(.minutes(3)))
+struct OutboxTests {
+    /// A folder for the server's files and the device's container; a port nobody listens on yet.
+    struct Setting {
+        let folder: URL
+        let port: Int
+        var container: Container { Container(root: folder.appendingPathComponent("device")) }
+        var ledger: SQLiteOrderLedger { get throws { try SQLiteOrderLedger(url: folder.appendingPathComponent("orders.sqlite")) } }
+
+        /// The order server on the setting's port, with its files: stopped and started again, it
+        /// is the same server.
+        func startServer() async throws -> DemoServer {
+            let desk = OrderDesk(
+                ledger: try ledger, keys: try SQLiteIdempotencyStore(url: folder.appendingPathComponent("keys.sqlite")))
+            return try await DemoServer.start(demoRoutes: false, port: port, orders: desk)
+        }
+
+        func engine(_ kind: TransportKind, authentication: Authentication? = nil) throws -> (Engine, () async -> Void) {
+            let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+            let engine = Engine(transport: nio ?? URLSessionTransport())
+            try engine.register(
+                Service(
+                    id: "orders", baseURLs: [.release: "http://127.0.0.1:\(port)"], credentials: .init(authentication: authentication),
+                    connection: .init(allowsInsecureHTTP: true)))
+            return (engine, { try? await nio?.shutdown() })
+        }
+    }
+
+    static var quick: Outbox.Policy {
+        var policy = Outbox.Policy()
+        policy.baseBackoff = .milliseconds(20)
+        policy.maximumBackoff = .milliseconds(200)
+        policy.retryPolicy = .never
+        return policy
+    }
+
+    static func withSetting<T>(isolation: isolated (any Actor)? = #isolation, _ body: (Setting) async throws -> T) async throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-outbox-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try await withCleanup({ try? FileManager.default.removeItem(at: folder) }) {
+            try await body(Setting(folder: folder, port: try LoopbackSocket.freePort()))
+        }
+    }
+
+    /// Reads `updates` until `enough` says so; returns what was read.
+    static func read(
+        _ updates: AsyncStream<OutboxUpdate>, until enough: ([OutboxUpdate]) -> Bool
+    ) async -> [OutboxUpdate] {
+        var seen: [OutboxUpdate] = []
+        for await update in updates {
+            seen.append(update)
+            if enough(seen) { break }
+        }
+        return seen
+    }
+
+    static func done(_ updates: [OutboxUpdate]) -> [String] {
+        updates.compactMap { if case .done = $0.state { $0.item.id } else { nil } }
+    }
+
+    static func order(_ queue: String, _ position: Int) -> Parameters {
+        ["queue": .string(queue), "position": .int(position)]
+    }
+
+    @Test("Orders in two queues are applied once each, in order per queue; every state reaches the stream and the delegate", arguments: TransportKind.allCases)
+    func ordersInQueues(_ kind: TransportKind) async throws {
+        try await Self.withSetting { setting in
+            let server = try await setting.startServer()
+            let (engine, shutdown) = try setting.engine(kind)
+            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+            let watcher = await MainActor.run { OutboxWatcher() }
+            await MainActor.run { outbox.delegate = watcher }
+            try await withCleanup({
+                await outbox.close()
+                await shutdown()
+                await server.stop()
+            }) {
+                let updates = outbox.updates()
+                var items: [OutboxItem] = []
+                for index in 0..<10 {
+                    let queue = index.isMultiple(of: 2) ? "a" : "b"
+                    items.append(
+                        try await outbox.enqueue(PlaceOrder(), params: Self.order(queue, index / 2), queue: OutboxQueue(queue)))
+                }
+                let seen = await Self.read(updates) { Self.done($0).count == 10 }
+                #expect(Set(Self.done(seen)) == Set(items.map(\.id)))
+                for item in items {
+                    let states = seen.filter { $0.item.id == item.id }.map { "\($0.state)".prefix(4) }
+                    #expect(states == ["pend", "send", "done"], "\(item.id)")
+                }
+                let delegated = await Self.read(watcher.updates) { Self.done($0).count == 10 }
+                #expect(delegated.count == seen.count)
+                let orders = try await setting.ledger.orders()
+                #expect(orders.map(\.key).sorted() == items.map(\.id).sorted(), "each applied once")
+                for queue in ["a", "b"] {
+                    #expect(orders.filter { $0.queue == queue }.map(\.position) == [0, 1, 2, 3, 4], "in order in \(queue)")
+                }
+                #expect(try await outbox.items().isEmpty)
+            }
+        }
+    }
+
+    @Test("Enqueued with the server away, the app relaunched, the server back: each order applied once, in order", arguments: TransportKind.allCases)
+    func offlineRelaunchAndBack(_ kind: TransportKind) async throws {
+        try await Self.withSetting { setting in
+            var enqueued: [OutboxItem] = []
+            do {
+                let (engine, shutdown) = try setting.engine(kind)
+                let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+                let updates = outbox.updates()
+                for position in 0..<6 { enqueued.append(try await outbox.enqueue(PlaceOrder(), params: Self.order("main", position))) }
+                // A try failed (nobody listens): the first item is pending again, with a back-off.
+                let seen = await Self.read(updates) { seen in
+                    seen.contains { if case .sending = $0.state { true } else { false } }
+                        && seen.last.map { if case .pending = $0.state { $0.item.id == enqueued[0].id } else { false } } == true
+                }
+                #expect(!seen.contains { if case .done = $0.state { true } else { false } })
+                await outbox.close()
+                await shutdown()
+            }
+            let server = try await setting.startServer()
+            let (engine, shutdown) = try setting.engine(kind)
+            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+            try await withCleanup({
+                await outbox.close()
+                await shutdown()
+                await server.stop()
+            }) {
+                // Subscribed first, then the items left read: one answered before the reading is not
+                // waited for, one answered after it sends its update.
+                let updates = outbox.updates()
+                let left = Set(try await outbox.items().map(\.id))
+                if !left.isEmpty {
+                    let seen = await Self.read(updates) { left.isSubset(of: Set(Self.done($0))) }
+                    #expect(Set(Self.done(seen)).isSubset(of: Set(enqueued.map(\.id))))
+                }
+                let orders = try await setting.ledger.orders()
+                #expect(orders.map(\.key) == enqueued.map(\.id), "each once, in the order enqueued")
+                #expect(orders.map(\.position) == [0, 1, 2, 3, 4, 5])
+            }
+        }
+    }
+
+    @Test("A 4xx that will never succeed ends the item, not its queue", arguments: TransportKind.allCases)
+    func finalFailureEndsOnlyTheItem(_ kind: TransportKind) async throws {
+        try await Self.withSetting { setting in
+            let server = try await setting.startServer()
+            let (engine, shutdown) = try setting.engine(kind)
+            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+            try await withCleanup({
+                await outbox.close()
+                await shutdown()
+                await server.stop()
+            }) {
+                let updates = outbox.updates()
+                let first = try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
+                let bad = try await outbox.enqueue(PlaceOrder(), params: ["queue": "main"])  // no position: 400
+                let last = try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 2))
+                let seen = await Self.read(updates) { Self.done($0).count == 2 }
+                #expect(Self.done(seen) == [first.id, last.id])
+                let failure = seen.first { $0.item.id == bad.id && "\($0.state)".hasPrefix("failed") }
+                if case .failed(.httpStatus(let code, _))? = failure?.state {
+                    #expect(code == 400)
+                } else {
+                    Issue.record("the bad item failed with its 400: \(String(describing: failure))")
+                }
+                #expect(try await setting.ledger.orders().map(\.position) == [0, 2])
+            }
+        }
+    }
+
+    @Test("A sign-out holds the user's items, across a relaunch too; the next user's go; adopting sends the held", arguments: TransportKind.allCases)
+    func signOutHolds(_ kind: TransportKind) async throws {
+        try await Self.withSetting { setting in
+            let keychain = TestBox<String?>("A-token")
+            var mine: [OutboxItem] = []
+            do {
+                let authentication = Authentication(KeychainAuthenticator(keychain: keychain, refreshes: TestBox(0)))
+                let (engine, shutdown) = try setting.engine(kind, authentication: authentication)
+                let outbox = try await Outbox.open(
+                    engine: engine, container: setting.container, authentication: authentication, policy: Self.quick)
+                let updates = outbox.updates()
+                for position in 0..<3 { mine.append(try await outbox.enqueue(PlaceOrder(), params: Self.order("main", position))) }
+                keychain.set("B-token")
+                authentication.reset()
+                let held = await Self.read(updates) { seen in seen.filter { "\($0.state)" == "held" }.count == 3 }
+                #expect(Set(held.filter { "\($0.state)" == "held" }.map(\.item.id)) == Set(mine.map(\.id)))
+                await outbox.close()
+                await shutdown()
+            }
+            // Relaunched as B, with the server back: A's items stay held, B's go.
+            let server = try await setting.startServer()
+            let authentication = Authentication(KeychainAuthenticator(keychain: keychain, refreshes: TestBox(0)))
+            let (engine, shutdown) = try setting.engine(kind, authentication: authentication)
+            let outbox = try await Outbox.open(
+                engine: engine, container: setting.container, authentication: authentication, policy: Self.quick)
+            try await withCleanup({
+                await outbox.close()
+                await shutdown()
+                await server.stop()
+            }) {
+                let updates = outbox.updates()
+                #expect(try await outbox.held().map(\.id) == mine.map(\.id))
+                let theirs = try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 10))
+                _ = await Self.read(updates) { Self.done($0) == [theirs.id] }
+                #expect(try await setting.ledger.orders().map(\.key) == [theirs.id], "nothing of A's was sent as B")
+                // The app knows it is A again: adopted, they go.
+                #expect(try await outbox.adoptHeld().map(\.id) == mine.map(\.id))
+                _ = await Self.read(updates) { Self.done($0).count == 3 }
+                #expect(try await setting.ledger.orders().map(\.key) == [theirs.id] + mine.map(\.id))
+            }
+        }
+    }
+
+    @Test("With .drop a sign-out removes the user's items, each failed with userChanged")
+    func signOutDrops() async throws {
+        try await Self.withSetting { setting in
+            let authentication = Authentication(KeychainAuthenticator(keychain: TestBox("A-token"), refreshes: TestBox(0)))
+            let (engine, shutdown) = try setting.engine(.asyncHTTPClient, authentication: authentication)
+            var policy = Self.quick
+            policy.signOut = .drop
+            let outbox = try await Outbox.open(
+                engine: engine, container: setting.container, authentication: authentication, policy: policy)
+            try await withCleanup({
+                await outbox.close()
+                await shutdown()
+            }) {
+                let updates = outbox.updates()
+                var mine: [OutboxItem] = []
+                for position in 0..<3 { mine.append(try await outbox.enqueue(PlaceOrder(), params: Self.order("main", position))) }
+                authentication.reset()
+                let seen = await Self.read(updates) { seen in
+                    seen.filter { if case .failed(.userChanged) = $0.state { true } else { false } }.count == 3
+                }
+                #expect(Set(seen.filter { if case .failed(.userChanged) = $0.state { true } else { false } }.map(\.item.id)) == Set(mine.map(\.id)))
+                #expect(try await outbox.items().isEmpty)
+            }
+        }
+    }
+
+    @Test("Bounded and strict: full is a typed error, a file body and an unknown service are refused, nothing stored")
+    func boundsAndRefusals() async throws {
+        try await Self.withSetting { setting in
+            let (engine, shutdown) = try setting.engine(.asyncHTTPClient)
+            var policy = Self.quick
+            policy.maximumItems = 2
+            policy.maximumBytes = 200
+            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: policy)
+            try await withCleanup({
+                await outbox.close()
+                await shutdown()
+            }) {
+                try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
+                await #expect(throws: OutboxError.self) {
+                    try await outbox.enqueue(PlaceOrder(), params: ["note": .string(String(repeating: "x", count: 300))])
+                }
+                try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 1))
+                do throws(OutboxError) {
+                    try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 2))
+                    Issue.record("a third item was stored")
+                } catch {
+                    if case .full(let items, _) = error { #expect(items == 2) } else { Issue.record("\(error)") }
+                }
+                await #expect(throws: OutboxError.unsupportedBody) {
+                    try await outbox.enqueue(PlaceOrder(), body: .file(setting.folder.appendingPathComponent("x")))
+                }
+                struct Elsewhere: API {
+                    var service: ServiceID { "nowhere" }
+                    var path: String { "/x" }
+                    var method: HTTPRequest.Method { .post }
+                }
+                do throws(OutboxError) {
+                    try await outbox.enqueue(Elsewhere())
+                    Issue.record("an item for an unknown service was stored")
+                } catch {
+                    if case .invalidRequest = error {} else { Issue.record("\(error)") }
+                }
+                #expect(try await outbox.items().count == 2)
+            }
+            await #expect(throws: OutboxError.closed) { try await outbox.enqueue(PlaceOrder()) }
+        }
+    }
+}
