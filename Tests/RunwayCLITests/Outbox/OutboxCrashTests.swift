@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import RunwayDemoServer
+import RunwayServer
+import RunwayTestSupport
+import Testing
+
+/// `kill -9` against the outbox and the order server: a child process enqueues orders in two
+/// queues and sends them to `runway serve --demo` on a real PostgreSQL cluster, and is killed at
+/// random moments (mid-enqueue, mid-send, while a slow order's answer is on its way); every third
+/// round the server is killed too and started again on its port. Every order whose enqueue
+/// returned must be applied once, and each queue in order.
+@Suite("Outbox crashes", .timeLimit(.minutes(10)))
+struct OutboxCrashTests {
+    /// Reads the child's lines; kills it (after a random few milliseconds more) once `killAfter`
+    /// lines were seen; returns every `enqueued <queue> <position> <key>` it printed.
+    static func runUntilKilled(_ process: ChildProcess, _ reader: FileHandle, killAfter: Int) async -> [(queue: String, position: Int, key: String)] {
+        await offThePool {
+            var enqueued: [(String, Int, String)] = []
+            var lines = 0
+            var buffer = Data()
+            var killed = false
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    lines += 1
+                    let fields = line.split(separator: " ")
+                    if fields.count == 4, fields[0] == "enqueued", let position = Int(fields[2]) {
+                        enqueued.append((String(fields[1]), position, String(fields[3])))
+                    }
+                }
+                if !killed, lines >= killAfter {
+                    usleep(UInt32.random(in: 0...20_000))
+                    kill(process.processIdentifier, SIGKILL)
+                    killed = true
+                }
+            }
+            process.waitUntilExit()
+            return enqueued
+        }
+    }
+
+    static func startServer(_ url: String, port: Int) async throws -> (ChildProcess, String) {
+        let (process, baseURL, _) = try await startServe(
+            ["--demo", "--postgres", url, "--port", "\(port)", "--idempotency-lease", "2", "--slow-orders", "5"], niceness: 5
+        ) { $0.contains("Signatures verified") }
+        return (process, baseURL)
+    }
+
+    @Test("Client killed 8 times, server 3 times: every enqueued order applied once, each queue in order", arguments: ["ahc", "urlsession"])
+    func killNineAppliesOnce(_ transport: String) async throws {
+        try await PostgresCluster.with { cluster in
+            let url = "postgres://runway@127.0.0.1:\(cluster.port)/postgres"
+            let port = try LoopbackSocket.freePort()
+            var (server, baseURL) = try await Self.startServer(url, port: port)
+            let device = FileManager.default.temporaryDirectory.appendingPathComponent("runway-outbox-crash-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: device) }
+            let arguments = ["outbox", "orders", "--server", baseURL, "--container", device.path, "--transport", transport, "--timeout", "1000"]
+            var enqueued: [(queue: String, position: Int, key: String)] = []
+            var serverKills = 0
+            for round in 0..<8 {
+                let (process, reader) = try startNiced(arguments + ["--count", "12", "--from", "\(round * 100)"], niceness: 5)
+                enqueued += await Self.runUntilKilled(process, reader, killAfter: Int.random(in: 1...24))
+                if round % 3 == 1 {
+                    // The server too, wherever it was: mid-request, mid-transaction, idle.
+                    _ = kill(server.processIdentifier, SIGKILL)
+                    let killed = server
+                    await offThePool { killed.waitUntilExit() }
+                    serverKills += 1
+                    (server, baseURL) = try await Self.startServer(url, port: port)
+                }
+            }
+            let drained = try await runRunway(arguments + ["--count", "0"])
+            _ = kill(server.processIdentifier, SIGTERM)
+            let stopped = server
+            await offThePool { stopped.waitUntilExit() }
+            #expect(drained["left"] as? Int == 0)
+
+            let database = try await PostgresCollectorDatabase.connect(
+                cluster.configuration, logger: Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() })
+            let orders = try await PostgresOrderLedger.open(database).orders()
+            await database.close()
+            let applied = Set(orders.map(\.key))
+            let printed = Set(enqueued.map(\.key))
+            print(
+                "outbox kill -9 (\(transport)): \(enqueued.count) enqueued and acknowledged over 8 client kills and \(serverKills) server kills; "
+                    + "server applied \(orders.count) (\(applied.count) distinct keys), \(applied.subtracting(printed).count) committed but not acknowledged before a kill")
+            #expect(enqueued.count >= 8)
+            #expect(printed.isSubset(of: applied), "every acknowledged order was applied")
+            #expect(orders.count == applied.count, "each once")
+            // At most one enqueue was in progress at each kill: committed, its line never printed.
+            #expect(applied.subtracting(printed).count <= 8)
+            for queue in ["q0", "q1"] {
+                let positions = orders.filter { $0.queue == queue }.map(\.position)
+                #expect(positions == positions.sorted() && Set(positions).count == positions.count, "\(queue) in order: \(positions)")
+            }
+        }
+    }
+}
