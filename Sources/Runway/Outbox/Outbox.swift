@@ -23,15 +23,7 @@ public import RunwayStorage
 /// then holds or drops the signed-out user's items (``Policy/signOut``) before it returns, and they
 /// are never sent as the next user — not in this launch, not after a relaunch.
 ///
-/// For example:
-///
-/// ```swift
-/// let outbox = try await Outbox.open(engine: engine, container: container, authentication: authentication)
-/// let item = try await outbox.enqueue(PlaceOrderAPI(), params: ["listing": 42, "quantity": 1])
-/// for await update in outbox.updates() where update.item.id == item.id {
-///     if case .done(let answer) = update.state { print(answer.status) }
-/// }
-/// ```
+/// The README's "Changes made offline: the outbox" shows it in use.
 public final class Outbox: Sendable {
     /// The policy in use.
     public let policy: Policy

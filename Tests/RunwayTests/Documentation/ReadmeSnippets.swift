@@ -27,6 +27,21 @@ enum ReadmeSnippets {
         return engine
     }
 
+    /// The outbox of the README: one order, kept until the server has it.
+    static func placeOrder(engine: Engine, container: Container, authentication: Authentication) async throws -> Int? {
+        // snippet: Readme-outbox
+        // Open it at launch, before the app can sign out. The order is on disk when enqueue returns;
+        // it is sent in its queue's turn with its Idempotency-Key, again after a kill if need be.
+        let outbox = try await Outbox.open(engine: engine, container: container, authentication: authentication)
+        let order = try await outbox.enqueue(PlaceOrderAPI(), params: ["listing": 42], queue: "cart")
+        for await update in outbox.updates() where update.item.id == order.id {
+            if case .done(let answer) = update.state { return answer.status.code }
+            if case .failed(let error) = update.state { throw error }
+        }
+        // end-snippet
+        return nil
+    }
+
     @MainActor
     static func loadTitles(engine: Engine) async throws -> [String] {
         // snippet: Readme-async
@@ -84,3 +99,11 @@ final class RentalsViewController: APIManagerDelegate {
     }
 }
 // end-snippet
+
+/// The order API of the README's outbox snippet.
+struct PlaceOrderAPI: API {
+    var service: ServiceID { "orders" }
+    var path: String { "/orders" }
+    var method: HTTPRequest.Method { .post }
+    var paramEncoding: ParamEncoding { .json }
+}
