@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HTTPTypes
 import Runway
-import RunwayNIO
 import RunwayStorage
 
 /// `runway outbox`: a client that places orders through an ``Outbox`` against `runway serve
@@ -45,17 +44,7 @@ struct OutboxCommand: AsyncParsableCommand {
         var timeout = 1_500
 
         func run() async throws {
-            let engine: Engine
-            let shutdown: @Sendable () async throws -> Void
-            switch transport {
-            case .asyncHTTPClient:
-                let nio = AsyncHTTPClientTransport()
-                engine = Engine(transport: nio)
-                shutdown = { try await nio.shutdown() }
-            case .urlSession:
-                engine = Engine(transport: URLSessionTransport())
-                shutdown = {}
-            }
+            let (engine, shutdown) = transport.makeEngine()
             try engine.register(
                 Service(
                     id: "orders", baseURLs: [.release: server], credentials: .init(signer: key.signer),

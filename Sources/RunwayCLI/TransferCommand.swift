@@ -17,6 +17,17 @@ struct TransferCommand: AsyncParsableCommand {
     enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
         case asyncHTTPClient = "ahc"
         case urlSession = "urlsession"
+
+        /// An engine over the chosen transport, and what stops the transport.
+        func makeEngine() -> (Engine, @Sendable () async throws -> Void) {
+            switch self {
+            case .asyncHTTPClient:
+                let nio = AsyncHTTPClientTransport()
+                return (Engine(transport: nio), { try await nio.shutdown() })
+            case .urlSession:
+                return (Engine(transport: URLSessionTransport()), {})
+            }
+        }
     }
 
     struct Upload: AsyncParsableCommand {
@@ -128,17 +139,7 @@ struct TransferCommand: AsyncParsableCommand {
         let path = components.percentEncodedPath
         var params: Parameters = [:]
         for item in components.queryItems ?? [] { params[item.name] = .string(item.value ?? "") }
-        let engine: Engine
-        let shutdown: @Sendable () async throws -> Void
-        switch choice {
-        case .asyncHTTPClient:
-            let nio = AsyncHTTPClientTransport()
-            engine = Engine(transport: nio)
-            shutdown = { try await nio.shutdown() }
-        case .urlSession:
-            engine = Engine(transport: URLSessionTransport())
-            shutdown = {}
-        }
+        let (engine, shutdown) = choice.makeEngine()
         try engine.register(Service(id: "transfer", baseURLs: [.release: origin]))
         return (engine, shutdown, path, params)
     }

@@ -68,7 +68,7 @@ final class OperationLogQueue: Sendable {
         do {
             (pool, url) = try QueueDatabase.open(
                 folder: Self.folder, name: name, container: container, what: "operation log queue", logger: logger,
-                migrator: Self.migrator
+                schema: Self.schema
             ) { db in
                 // Boot-clock times from another boot mean nothing now: reset them to now.
                 try db.execute(sql: "UPDATE event SET queued_ms = ?", arguments: [BootClock.nowMilliseconds()])
@@ -79,28 +79,20 @@ final class OperationLogQueue: Sendable {
         }
     }
 
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE event (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        id TEXT NOT NULL UNIQUE,
-                        name TEXT NOT NULL,
-                        time_ms INTEGER NOT NULL,
-                        payload BLOB NOT NULL,
-                        queued_ms INTEGER NOT NULL,
-                        batch TEXT
-                    );
-                    CREATE INDEX event_batch ON event(batch);
-                    CREATE TABLE tally (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                    CREATE TABLE batch (key TEXT PRIMARY KEY, attempts INTEGER NOT NULL DEFAULT 0);
-                    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-                    """)
-        }
-        return migrator
-    }
+    private static let schema = """
+                CREATE TABLE event (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    name TEXT NOT NULL,
+                    time_ms INTEGER NOT NULL,
+                    payload BLOB NOT NULL,
+                    queued_ms INTEGER NOT NULL,
+                    batch TEXT
+                );
+                CREATE INDEX event_batch ON event(batch);
+                CREATE TABLE tally (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE batch (key TEXT PRIMARY KEY, attempts INTEGER NOT NULL DEFAULT 0);
+        """
 
     /// Commits `events` in one transaction, then drops the oldest unclaimed events beyond the
     /// capacity.

@@ -30,7 +30,7 @@ final class OutboxStore: Sendable {
         do {
             (pool, url) = try QueueDatabase.open(
                 folder: Self.folder, name: name, container: container, what: "outbox", logger: logger,
-                migrator: Self.migrator
+                schema: Self.schema
             ) { db in
                 // Waits measured in another boot mean nothing now: every item is due.
                 try db.execute(sql: "UPDATE item SET not_before_ms = NULL")
@@ -40,37 +40,29 @@ final class OutboxStore: Sendable {
         }
     }
 
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE item (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        id TEXT NOT NULL UNIQUE,
-                        queue TEXT NOT NULL,
-                        signin INTEGER NOT NULL,
-                        service TEXT NOT NULL,
-                        method TEXT NOT NULL,
-                        path TEXT NOT NULL,
-                        name TEXT NOT NULL,
-                        encoding TEXT NOT NULL,
-                        headers BLOB NOT NULL,
-                        timeout_ms INTEGER NOT NULL,
-                        params BLOB NOT NULL,
-                        body BLOB,
-                        content_type TEXT,
-                        bytes INTEGER NOT NULL,
-                        enqueued_ms INTEGER NOT NULL,
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        not_before_ms INTEGER
-                    );
-                    CREATE INDEX item_queue ON item(queue, seq);
-                    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-                    """)
-        }
-        return migrator
-    }
+    private static let schema = """
+                CREATE TABLE item (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    queue TEXT NOT NULL,
+                    signin INTEGER NOT NULL,
+                    service TEXT NOT NULL,
+                    method TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    encoding TEXT NOT NULL,
+                    headers BLOB NOT NULL,
+                    timeout_ms INTEGER NOT NULL,
+                    params BLOB NOT NULL,
+                    body BLOB,
+                    content_type TEXT,
+                    bytes INTEGER NOT NULL,
+                    enqueued_ms INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    not_before_ms INTEGER
+                );
+                CREATE INDEX item_queue ON item(queue, seq);
+        """
 
     /// The sign-in generation stored by the last reset, read at once.
     func signIn() throws -> Int64 {

@@ -17,18 +17,19 @@ enum QueueDatabase {
     ///
     /// - parameters:
     ///   - what: The queue's name in the log line of a damaged file ("operation log queue").
-    ///   - migrator: The queue's schema; it must have a `meta (key TEXT PRIMARY KEY, value)` table.
+    ///   - schema: The queue's tables, made by the first migration beside a `meta (key, value)`
+    ///     table of the queue's own and this type's.
     ///   - newBoot: Resets the boot-clock times, once per boot.
     /// - returns: The database and its file.
     static func open(
         folder: String, name: String, container: Container, what: String, logger: Logger,
-        migrator: DatabaseMigrator, newBoot: @escaping @Sendable (Database) throws -> Void
+        schema: String, newBoot: @escaping @Sendable (Database) throws -> Void
     ) throws -> (DatabasePool, URL) {
         let path = "\(folder)/\(name)"
         let url = try container.url(for: path, in: .applicationSupport)
         try BackupExclusion.exclude(url.deletingLastPathComponent())
         do {
-            return (try open(path, container: container, migrator: migrator, newBoot: newBoot), url)
+            return (try open(path, container: container, schema: schema, newBoot: newBoot), url)
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
             let aside = url.path + ".corrupt-\(Int64(Date().timeIntervalSince1970 * 1000))"
             logger.error(
@@ -40,14 +41,19 @@ enum QueueDatabase {
                     try? FileManager.default.moveItem(atPath: from, toPath: aside + suffix)
                 }
             }
-            return (try open(path, container: container, migrator: migrator, newBoot: newBoot), url)
+            return (try open(path, container: container, schema: schema, newBoot: newBoot), url)
         }
     }
 
     private static func open(
-        _ path: String, container: Container, migrator: DatabaseMigrator,
+        _ path: String, container: Container, schema: String,
         newBoot: @escaping @Sendable (Database) throws -> Void
     ) throws -> DatabasePool {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: schema)
+            try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID")
+        }
         let pool = try StorageDatabase.open(path, in: .applicationSupport, of: container, migrator: migrator)
         // Reading the schema makes SQLite look at the file: a damaged one fails here, not later.
         _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }

@@ -1,5 +1,6 @@
 public import Foundation
 import GRDB
+import RunwayServer
 
 /// The demo's orders in one SQLite file (WAL).
 public final class SQLiteOrderLedger: OrderLedger {
@@ -7,22 +8,16 @@ public final class SQLiteOrderLedger: OrderLedger {
 
     /// Opens (creating if needed) the ledger at `url`.
     public init(url: URL) throws {
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        pool = try DatabasePool(path: url.path, configuration: configuration)
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
+        pool = try SQLiteFile.open(
+            url,
+            schema: """
                     CREATE TABLE demo_order (
                         number INTEGER PRIMARY KEY AUTOINCREMENT,
                         key TEXT NOT NULL UNIQUE,
                         queue TEXT NOT NULL,
                         position INTEGER NOT NULL
                     )
-                    """)
-        }
-        try migrator.migrate(pool)
+                """)
     }
 
     public func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {

@@ -8,13 +8,9 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
 
     /// Opens (creating if needed) the store at `url`.
     public init(url: URL) throws {
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        pool = try DatabasePool(path: url.path, configuration: configuration)
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
+        pool = try SQLiteFile.open(
+            url,
+            schema: """
                     CREATE TABLE idempotency_key (
                         key TEXT PRIMARY KEY NOT NULL,
                         fingerprint TEXT NOT NULL,
@@ -23,9 +19,7 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
                         expiry_ms INTEGER
                     ) WITHOUT ROWID;
                     CREATE INDEX idempotency_key_expiry ON idempotency_key (expiry_ms);
-                    """)
-        }
-        try migrator.migrate(pool)
+                """)
     }
 
     public func claim(_ key: String, fingerprint: String, now: Int64, leaseUntil: Int64) async throws -> IdempotencyClaim {

@@ -8,13 +8,9 @@ public final class SQLiteOperationLogStore: OperationLogStore {
 
     /// Opens (creating if needed) the store at `url`.
     public init(url: URL) throws {
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        pool = try DatabasePool(path: url.path, configuration: configuration)
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
+        pool = try SQLiteFile.open(
+            url,
+            schema: """
                     CREATE TABLE collected_event (
                         event_id TEXT PRIMARY KEY NOT NULL,
                         name TEXT NOT NULL,
@@ -23,9 +19,7 @@ public final class SQLiteOperationLogStore: OperationLogStore {
                         received_ms INTEGER NOT NULL,
                         clock_offset_ms INTEGER
                     ) WITHOUT ROWID
-                    """)
-        }
-        try migrator.migrate(pool)
+                """)
     }
 
     /// - throws: ``OperationLogStoreError/refused(reason:)`` when SQLite refuses a value (a
@@ -40,7 +34,7 @@ public final class SQLiteOperationLogStore: OperationLogStore {
                     sql: """
                         INSERT INTO collected_event (event_id, name, time_ms, payload, received_ms, clock_offset_ms)
                         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO NOTHING
-                        """)
+                """)
                 var new = 0
                 for event in events {
                     try statement.execute(arguments: [
