@@ -44,7 +44,9 @@ struct OutboxCommand: AsyncParsableCommand {
         var timeout = 1_500
 
         func run() async throws {
-            let (engine, shutdown) = transport.makeEngine()
+            // The device's path, as an app's would be: sends wait while nothing is reachable.
+            let network = NetworkMonitor.system()
+            let (engine, shutdown) = transport.makeEngine(network: network)
             try engine.register(
                 Service(
                     id: "orders", baseURLs: [.release: server], credentials: .init(signer: key.signer),
@@ -56,15 +58,6 @@ struct OutboxCommand: AsyncParsableCommand {
             let outbox = try await Outbox.open(
                 engine: engine, container: Container(root: URL(fileURLWithPath: container)), policy: policy)
             let updates = outbox.updates()
-            let watcher = Task {
-                for await update in updates {
-                    switch update.state {
-                    case .done: Self.say("done \(update.item.id)")
-                    case .failed(let error): Self.say("failed \(update.item.id) \(error)")
-                    default: break
-                    }
-                }
-            }
             let api = PlaceOrderAPI(timeout: .milliseconds(timeout))
             for index in 0..<count {
                 let queue = "q\(index % max(queues, 1))"
@@ -73,11 +66,22 @@ struct OutboxCommand: AsyncParsableCommand {
                     api, params: ["queue": .string(queue), "position": .int(position)], queue: OutboxQueue(queue))
                 Self.say("enqueued \(queue) \(position) \(item.id)")
             }
-            while try await !outbox.items().isEmpty {
-                try await Task.sleep(for: .milliseconds(50))
+            // Subscribed before the enqueues, so every answer after them is seen; what left
+            // before the reading below is not waited for.
+            var left = Set(try await outbox.items().map(\.id))
+            if !left.isEmpty {
+                for await update in updates {
+                    switch update.state {
+                    case .done: Self.say("done \(update.item.id)")
+                    case .failed(let error): Self.say("failed \(update.item.id) \(error)")
+                    default: continue
+                    }
+                    left.remove(update.item.id)
+                    if left.isEmpty { break }
+                }
             }
             await outbox.close()
-            watcher.cancel()
+            network.stop()
             try await shutdown()
             Self.say("{\"left\": 0}")
         }

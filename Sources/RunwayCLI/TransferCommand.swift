@@ -18,14 +18,15 @@ struct TransferCommand: AsyncParsableCommand {
         case asyncHTTPClient = "ahc"
         case urlSession = "urlsession"
 
-        /// An engine over the chosen transport, and what stops the transport.
-        func makeEngine() -> (Engine, @Sendable () async throws -> Void) {
+        /// An engine over the chosen transport (following `network` when given), and what stops
+        /// the transport.
+        func makeEngine(network: NetworkMonitor? = nil) -> (Engine, @Sendable () async throws -> Void) {
             switch self {
             case .asyncHTTPClient:
                 let nio = AsyncHTTPClientTransport()
-                return (Engine(transport: nio), { try await nio.shutdown() })
+                return (Engine(transport: nio, network: network), { try await nio.shutdown() })
             case .urlSession:
-                return (Engine(transport: URLSessionTransport()), {})
+                return (Engine(transport: URLSessionTransport(), network: network), {})
             }
         }
     }

@@ -124,3 +124,33 @@ public func startServe(
     }
     return (process, String(url), banner)
 }
+
+/// Reads `process`'s output line by line, handing each to `onLine`; once `killAfter` lines that
+/// `onLine` counted (returned `true` for) were seen, kills it with SIGKILL after a random 0–20 ms more — a random moment, not only right
+/// after a line: mid-commit, mid-send. Returns when the output ends (the child died or finished).
+/// Off the pool: the reads block.
+public func readUntilKilled(
+    _ process: ChildProcess, _ reader: FileHandle, killAfter: Int, onLine: @escaping @Sendable (String) -> Bool
+) async {
+    await offThePool {
+        var lines = 0
+        var buffer = Data()
+        var killed = false
+        while true {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                if onLine(line) { lines += 1 }
+            }
+            if !killed, lines >= killAfter {
+                usleep(UInt32.random(in: 0...20_000))
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+            }
+        }
+        process.waitUntilExit()
+    }
+}

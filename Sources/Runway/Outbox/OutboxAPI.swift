@@ -79,9 +79,3 @@ struct OutboxAPI: API {
         return fields
     }
 }
-
-extension HTTPField.Name {
-    /// `Idempotency-Key` (IETF httpapi draft): the client's name for one mutation, the same on
-    /// every try, so that the server applies it once.
-    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
-}

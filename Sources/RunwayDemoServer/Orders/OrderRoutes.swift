@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Runway
 import NIOConcurrencyHelpers
 public import RunwayServer
 
@@ -38,7 +39,7 @@ enum OrderRoutes {
         let count = NIOLockedValueBox(0)
         group.add(middleware: IdempotencyMiddleware(store: desk.keys, limits: desk.limits))
             .post { request, context -> Response in
-                guard let key = request.headers[HTTPField.Name("Idempotency-Key")!] else {
+                guard let key = request.headers[.idempotencyKey] else {
                     return JSONResponse.make(["code": 428, "reason": "idempotency_key_required"], status: .init(code: 428))
                 }
                 let body = try await request.body.collect(upTo: 64 * 1024)

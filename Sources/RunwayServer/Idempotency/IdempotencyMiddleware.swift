@@ -1,6 +1,7 @@
 import Crypto
 import NIOConcurrencyHelpers
 import NIOCore
+import Runway
 import Foundation
 import HTTPTypes
 public import Hummingbird
@@ -72,7 +73,7 @@ public struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard [.post, .put, .patch, .delete].contains(request.method),
-            let name = HTTPField.Name("Idempotency-Key"), let key = request.headers[name]
+            let key = request.headers[.idempotencyKey]
         else { return try await next(request, context) }
         guard (1...max(limits.maximumKeyLength, 1)).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
         else { return Self.refuse(.invalidKey, status: .badRequest) }
@@ -102,7 +103,7 @@ public struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
             return Self.refuse(.keyReused, status: .unprocessableContent)
         case .answered(let answer):
             var response = Self.response(answer)
-            if let replayed = HTTPField.Name("Idempotent-Replayed") { response.headers[replayed] = "true" }
+            response.headers[.idempotentReplayed] = "true"
             return response
         case .claimed:
             break

@@ -14,32 +14,16 @@ import Testing
 /// about two minutes.
 @Suite("Operation log crashes", .timeLimit(.minutes(15)))
 struct OperationLogCrashTests {
-    /// Reads `committed <id>` lines from `reader` until `killAfter` were seen, kills the child
-    /// with SIGKILL (after a random few milliseconds more), and returns every id it printed.
+    /// Reads `committed <id>` lines until `killAfter` were seen, kills the child
+    /// (``readUntilKilled(_:_:killAfter:onLine:)``), and returns every id it printed.
     static func runUntilKilled(_ process: ChildProcess, _ reader: FileHandle, killAfter: Int) async -> [String] {
-        await offThePool {
-            var ids: [String] = []
-            var buffer = Data()
-            var killed = false
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    if line.hasPrefix("committed ") { ids.append(String(line.dropFirst("committed ".count))) }
-                }
-                if !killed, ids.count >= killAfter {
-                    // A random moment, not only right after a commit: mid-upload, mid-transaction.
-                    usleep(UInt32.random(in: 0...20_000))
-                    kill(process.processIdentifier, SIGKILL)
-                    killed = true
-                }
-            }
-            process.waitUntilExit()
-            return ids
+        let ids = TestBox<[String]>([])
+        await readUntilKilled(process, reader, killAfter: killAfter) { line in
+            guard line.hasPrefix("committed ") else { return false }
+            ids.mutate { $0.append(String(line.dropFirst("committed ".count))) }
+            return true
         }
+        return ids.value
     }
 
     @Test("Killed 20 times mid-work, with a collector that fails now and then: 0 lost, 0 duplicates")

@@ -12,36 +12,22 @@ import Testing
 /// returned must be applied once, and each queue in order.
 @Suite("Outbox crashes", .timeLimit(.minutes(10)))
 struct OutboxCrashTests {
-    /// Reads the child's lines; kills it (after a random few milliseconds more) once `killAfter`
-    /// lines were seen; returns every `enqueued <queue> <position> <key>` it printed.
-    static func runUntilKilled(_ process: ChildProcess, _ reader: FileHandle, killAfter: Int) async -> [(queue: String, position: Int, key: String)] {
-        await offThePool {
-            var enqueued: [(String, Int, String)] = []
-            var lines = 0
-            var buffer = Data()
-            var killed = false
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lines += 1
-                    let fields = line.split(separator: " ")
-                    if fields.count == 4, fields[0] == "enqueued", let position = Int(fields[2]) {
-                        enqueued.append((String(fields[1]), position, String(fields[3])))
-                    }
-                }
-                if !killed, lines >= killAfter {
-                    usleep(UInt32.random(in: 0...20_000))
-                    kill(process.processIdentifier, SIGKILL)
-                    killed = true
-                }
+    /// Reads the child's lines, kills it once `killAfter` were seen
+    /// (``readUntilKilled(_:_:killAfter:onLine:)``), and returns every
+    /// `enqueued <queue> <position> <key>` it printed.
+    static func runUntilKilled(
+        _ process: ChildProcess, _ reader: FileHandle, killAfter: Int
+    ) async -> [(queue: String, position: Int, key: String)] {
+        let enqueued = TestBox<[(queue: String, position: Int, key: String)]>([])
+        await readUntilKilled(process, reader, killAfter: killAfter) { line in
+            let fields = line.split(separator: " ")
+            if fields.count == 4, fields[0] == "enqueued", let position = Int(fields[2]) {
+                enqueued.mutate { $0.append((String(fields[1]), position, String(fields[3]))) }
             }
-            process.waitUntilExit()
-            return enqueued
+            // Every line counts: a kill after "done" lines lands mid-send.
+            return true
         }
+        return enqueued.value
     }
 
     static func startServer(_ url: String, port: Int) async throws -> (ChildProcess, String) {

@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
+import Runway
 import RunwayDemoServer
 import RunwayServer
 import RunwayTestSupport
@@ -93,17 +94,17 @@ struct IdempotencyMiddlewareTests {
         try await Self.withOrders { client, base, ledger in
             let first = try await Self.post(client, base, key: "order-1", body: #"{"queue":"q","position":1}"#)
             #expect(first.status == 201 && first.json["applied"] as? Bool == true)
-            #expect(first.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
+            #expect(first.headers[.idempotentReplayed] == nil)
             let again = try await Self.post(client, base, key: "order-1", body: #"{"queue":"q","position":1}"#)
             #expect(again.status == 201 && again.body == first.body)
-            #expect(again.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            #expect(again.headers[.idempotentReplayed] == "true")
             #expect(again.headers[.contentType] == "application/json; charset=utf-8")
             let other = try await Self.post(client, base, key: "order-1", body: #"{"queue":"q","position":2}"#)
             #expect(other.status == 422 && other.json["reason"] as? String == "idempotency_key_reused")
             // Another client's same key is another key: run, not refused or replayed.
             let theirs = try await Self.post(
                 client, base, key: "order-1", body: #"{"queue":"q","position":2}"#, authorization: "Bearer someone-else")
-            #expect(theirs.status == 201 && theirs.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
+            #expect(theirs.status == 201 && theirs.headers[.idempotentReplayed] == nil)
             #expect(try await ledger.orders().count == 1)
         }
     }
@@ -121,7 +122,7 @@ struct IdempotencyMiddlewareTests {
             let answered = try await first.value
             #expect(answered.status == 201)
             let after = try await Self.post(client, base, key: "slow", body: #"{"queue":"q","position":99}"#)
-            #expect(after.body == answered.body && after.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            #expect(after.body == answered.body && after.headers[.idempotentReplayed] == "true")
             #expect(try await ledger.orders().count == 1)
         }
     }
@@ -132,7 +133,7 @@ struct IdempotencyMiddlewareTests {
             let failed = try await Self.post(client, base, key: "flaky", body: #"{"queue":"q","position":500}"#)
             #expect(failed.status == 500)
             let retried = try await Self.post(client, base, key: "flaky", body: #"{"queue":"q","position":500}"#)
-            #expect(retried.status == 201 && retried.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
+            #expect(retried.status == 201 && retried.headers[.idempotentReplayed] == nil)
             #expect(try await ledger.orders().count == 1)
         }
     }
@@ -154,7 +155,7 @@ struct IdempotencyMiddlewareTests {
             #expect(first.status == 201 && first.body.count > 8)
             let replay = try await Self.post(client, base, key: "small", body: #"{"queue":"q","position":1}"#)
             #expect(replay.status == 201 && replay.body.isEmpty)
-            #expect(replay.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            #expect(replay.headers[.idempotentReplayed] == "true")
             let listing = try await Self.post(client, base, key: "ignored", body: "", method: .GET)
             #expect(listing.status == 200 && listing.json["count"] as? Int == 1)
             #expect(try await ledger.orders().count == 1)

@@ -57,6 +57,26 @@ struct OutboxTests {
                     connection: .init(allowsInsecureHTTP: true)))
             return (engine, { try? await nio?.shutdown() })
         }
+
+        /// An outbox on this setting's container over `kind` — with the order server running when
+        /// `serving` — closed, and the server stopped, after `body`.
+        func withOutbox<T>(
+            isolation: isolated (any Actor)? = #isolation, _ kind: TransportKind, serving: Bool,
+            authentication: Authentication? = nil, policy: Outbox.Policy = OutboxTests.quick,
+            _ body: (Outbox) async throws -> T
+        ) async throws -> T {
+            let server = serving ? try await startServer() : nil
+            let (engine, shutdown) = try self.engine(kind, authentication: authentication)
+            let outbox = try await Outbox.open(
+                engine: engine, container: container, authentication: authentication, policy: policy)
+            return try await withCleanup({
+                await outbox.close()
+                await shutdown()
+                await server?.stop()
+            }) {
+                try await body(outbox)
+            }
+        }
     }
 
     static var quick: Outbox.Policy {
@@ -98,16 +118,9 @@ struct OutboxTests {
     @Test("Orders in two queues are applied once each, in order per queue; every state reaches the stream and the delegate", arguments: TransportKind.allCases)
     func ordersInQueues(_ kind: TransportKind) async throws {
         try await Self.withSetting { setting in
-            let server = try await setting.startServer()
-            let (engine, shutdown) = try setting.engine(kind)
-            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
-            let watcher = await MainActor.run { OutboxWatcher() }
-            await MainActor.run { outbox.delegate = watcher }
-            try await withCleanup({
-                await outbox.close()
-                await shutdown()
-                await server.stop()
-            }) {
+            try await setting.withOutbox(kind, serving: true) { outbox in
+                let watcher = await MainActor.run { OutboxWatcher() }
+                await MainActor.run { outbox.delegate = watcher }
                 let updates = outbox.updates()
                 var items: [OutboxItem] = []
                 for index in 0..<10 {
@@ -137,9 +150,7 @@ struct OutboxTests {
     func offlineRelaunchAndBack(_ kind: TransportKind) async throws {
         try await Self.withSetting { setting in
             var enqueued: [OutboxItem] = []
-            do {
-                let (engine, shutdown) = try setting.engine(kind)
-                let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+            try await setting.withOutbox(kind, serving: false) { outbox in
                 let updates = outbox.updates()
                 for position in 0..<6 { enqueued.append(try await outbox.enqueue(PlaceOrder(), params: Self.order("main", position))) }
                 // A try failed (nobody listens): the first item is pending again, with a back-off.
@@ -148,17 +159,8 @@ struct OutboxTests {
                         && seen.last.map { if case .pending = $0.state { $0.item.id == enqueued[0].id } else { false } } == true
                 }
                 #expect(!seen.contains { if case .done = $0.state { true } else { false } })
-                await outbox.close()
-                await shutdown()
             }
-            let server = try await setting.startServer()
-            let (engine, shutdown) = try setting.engine(kind)
-            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
-            try await withCleanup({
-                await outbox.close()
-                await shutdown()
-                await server.stop()
-            }) {
+            try await setting.withOutbox(kind, serving: true) { outbox in
                 // Subscribed first, then the items left read: one answered before the reading is not
                 // waited for, one answered after it sends its update.
                 let updates = outbox.updates()
@@ -177,14 +179,7 @@ struct OutboxTests {
     @Test("A 4xx that will never succeed ends the item, not its queue", arguments: TransportKind.allCases)
     func finalFailureEndsOnlyTheItem(_ kind: TransportKind) async throws {
         try await Self.withSetting { setting in
-            let server = try await setting.startServer()
-            let (engine, shutdown) = try setting.engine(kind)
-            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
-            try await withCleanup({
-                await outbox.close()
-                await shutdown()
-                await server.stop()
-            }) {
+            try await setting.withOutbox(kind, serving: true) { outbox in
                 let updates = outbox.updates()
                 let first = try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
                 let bad = try await outbox.enqueue(PlaceOrder(), params: ["queue": "main"])  // no position: 400
@@ -207,31 +202,18 @@ struct OutboxTests {
         try await Self.withSetting { setting in
             let keychain = TestBox<String?>("A-token")
             var mine: [OutboxItem] = []
-            do {
-                let authentication = Authentication(KeychainAuthenticator(keychain: keychain, refreshes: TestBox(0)))
-                let (engine, shutdown) = try setting.engine(kind, authentication: authentication)
-                let outbox = try await Outbox.open(
-                    engine: engine, container: setting.container, authentication: authentication, policy: Self.quick)
+            let signedIn = Authentication(KeychainAuthenticator(keychain: keychain, refreshes: TestBox(0)))
+            try await setting.withOutbox(kind, serving: false, authentication: signedIn) { outbox in
                 let updates = outbox.updates()
                 for position in 0..<3 { mine.append(try await outbox.enqueue(PlaceOrder(), params: Self.order("main", position))) }
                 keychain.set("B-token")
-                authentication.reset()
+                signedIn.reset()
                 let held = await Self.read(updates) { seen in seen.filter { "\($0.state)" == "held" }.count == 3 }
                 #expect(Set(held.filter { "\($0.state)" == "held" }.map(\.item.id)) == Set(mine.map(\.id)))
-                await outbox.close()
-                await shutdown()
             }
             // Relaunched as B, with the server back: A's items stay held, B's go.
-            let server = try await setting.startServer()
-            let authentication = Authentication(KeychainAuthenticator(keychain: keychain, refreshes: TestBox(0)))
-            let (engine, shutdown) = try setting.engine(kind, authentication: authentication)
-            let outbox = try await Outbox.open(
-                engine: engine, container: setting.container, authentication: authentication, policy: Self.quick)
-            try await withCleanup({
-                await outbox.close()
-                await shutdown()
-                await server.stop()
-            }) {
+            let relaunched = Authentication(KeychainAuthenticator(keychain: keychain, refreshes: TestBox(0)))
+            try await setting.withOutbox(kind, serving: true, authentication: relaunched) { outbox in
                 let updates = outbox.updates()
                 #expect(try await outbox.held().map(\.id) == mine.map(\.id))
                 let theirs = try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 10))
@@ -249,15 +231,9 @@ struct OutboxTests {
     func signOutDrops() async throws {
         try await Self.withSetting { setting in
             let authentication = Authentication(KeychainAuthenticator(keychain: TestBox("A-token"), refreshes: TestBox(0)))
-            let (engine, shutdown) = try setting.engine(.asyncHTTPClient, authentication: authentication)
             var policy = Self.quick
             policy.signOut = .drop
-            let outbox = try await Outbox.open(
-                engine: engine, container: setting.container, authentication: authentication, policy: policy)
-            try await withCleanup({
-                await outbox.close()
-                await shutdown()
-            }) {
+            try await setting.withOutbox(.asyncHTTPClient, serving: false, authentication: authentication, policy: policy) { outbox in
                 let updates = outbox.updates()
                 var mine: [OutboxItem] = []
                 for position in 0..<3 { mine.append(try await outbox.enqueue(PlaceOrder(), params: Self.order("main", position))) }
@@ -274,18 +250,16 @@ struct OutboxTests {
     @Test("Bounded and strict: full is a typed error, a file body and an unknown service are refused, nothing stored")
     func boundsAndRefusals() async throws {
         try await Self.withSetting { setting in
-            let (engine, shutdown) = try setting.engine(.asyncHTTPClient)
             var policy = Self.quick
             policy.maximumItems = 2
             policy.maximumBytes = 200
-            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: policy)
-            try await withCleanup({
-                await outbox.close()
-                await shutdown()
-            }) {
+            let closed = try await setting.withOutbox(.asyncHTTPClient, serving: false, policy: policy) { outbox in
                 try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
-                await #expect(throws: OutboxError.self) {
+                do throws(OutboxError) {
                     try await outbox.enqueue(PlaceOrder(), params: ["note": .string(String(repeating: "x", count: 300))])
+                    Issue.record("an item over the byte bound was stored")
+                } catch {
+                    if case .full(let items, _) = error { #expect(items == 1) } else { Issue.record("\(error)") }
                 }
                 try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 1))
                 do throws(OutboxError) {
@@ -309,8 +283,9 @@ struct OutboxTests {
                     if case .invalidRequest = error {} else { Issue.record("\(error)") }
                 }
                 #expect(try await outbox.items().count == 2)
+                return outbox
             }
-            await #expect(throws: OutboxError.closed) { try await outbox.enqueue(PlaceOrder()) }
+            await #expect(throws: OutboxError.closed) { try await closed.enqueue(PlaceOrder()) }
         }
     }
 }
