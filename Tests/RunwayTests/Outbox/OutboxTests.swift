@@ -10,11 +10,11 @@ import Testing
 
 /// `POST /orders` of the demo server.
 struct PlaceOrder: API {
+    var timeout: Duration = .seconds(30)
     var service: ServiceID { "orders" }
     var path: String { "/orders" }
     var method: HTTPRequest.Method { .post }
     var paramEncoding: ParamEncoding { .json }
-    var timeout: Duration { .seconds(30) }
 }
 
 /// A delegate that hands each update on, from the main actor.
@@ -42,18 +42,20 @@ struct OutboxTests {
 
         /// The order server on the setting's port, with its files: stopped and started again, it
         /// is the same server.
-        func startServer() async throws -> DemoServer {
+        func startServer(ledger given: (any OrderLedger)? = nil) async throws -> DemoServer {
             let desk = OrderDesk(
-                ledger: try ledger, keys: try SQLiteIdempotencyStore(url: folder.appendingPathComponent("keys.sqlite")))
+                ledger: try given ?? ledger, keys: try SQLiteIdempotencyStore(url: folder.appendingPathComponent("keys.sqlite")))
             return try await DemoServer.start(demoRoutes: false, port: port, orders: desk)
         }
 
-        func engine(_ kind: TransportKind, authentication: Authentication? = nil) throws -> (Engine, () async -> Void) {
+        /// An engine over `kind` whose `orders` service is this setting's server, or the port `via`
+        /// (a proxy in front of it).
+        func engine(_ kind: TransportKind, authentication: Authentication? = nil, via: Int? = nil) throws -> (Engine, () async -> Void) {
             let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
             let engine = Engine(transport: nio ?? URLSessionTransport())
             try engine.register(
                 Service(
-                    id: "orders", baseURLs: [.release: "http://127.0.0.1:\(port)"], credentials: .init(authentication: authentication),
+                    id: "orders", baseURLs: [.release: "http://127.0.0.1:\(via ?? port)"], credentials: .init(authentication: authentication),
                     connection: .init(allowsInsecureHTTP: true)))
             return (engine, { try? await nio?.shutdown() })
         }
@@ -62,11 +64,11 @@ struct OutboxTests {
         /// `serving` — closed, and the server stopped, after `body`.
         func withOutbox<T>(
             isolation: isolated (any Actor)? = #isolation, _ kind: TransportKind, serving: Bool,
-            authentication: Authentication? = nil, policy: Outbox.Policy = OutboxTests.quick,
+            authentication: Authentication? = nil, policy: Outbox.Policy = OutboxTests.quick, via: Int? = nil,
             _ body: (Outbox) async throws -> T
         ) async throws -> T {
             let server = serving ? try await startServer() : nil
-            let (engine, shutdown) = try self.engine(kind, authentication: authentication)
+            let (engine, shutdown) = try self.engine(kind, authentication: authentication, via: via)
             let outbox = try await Outbox.open(
                 engine: engine, container: container, authentication: authentication, policy: policy)
             return try await withCleanup({
@@ -172,6 +174,66 @@ struct OutboxTests {
                 let orders = try await setting.ledger.orders()
                 #expect(orders.map(\.key) == enqueued.map(\.id), "each once, in the order enqueued")
                 #expect(orders.map(\.position) == [0, 1, 2, 3, 4, 5])
+            }
+        }
+    }
+
+    /// The orders of `inner`, counting how often the route applied one.
+    final class CountingLedger: OrderLedger {
+        let inner: any OrderLedger
+        let applies = TestBox(0)
+
+        init(_ inner: any OrderLedger) { self.inner = inner }
+
+        func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
+            applies.mutate { $0 += 1 }
+            return try await inner.apply(key: key, queue: queue, position: position)
+        }
+
+        func orders() async throws -> [AppliedOrder] { try await inner.orders() }
+    }
+
+    @Test("Answers lost on the way back (a proxy cuts every third): each order is sent again with its key, answered from the kept answer, applied once, in order", arguments: TransportKind.allCases)
+    func lostAnswers(_ kind: TransportKind) async throws {
+        try await Self.withSetting { setting in
+            let ledger = CountingLedger(try setting.ledger)
+            let server = try await setting.startServer(ledger: ledger)
+            let proxy = try await AnswerDroppingProxy.start(to: setting.port, dropEvery: 3)
+            try await withCleanup({
+                await proxy.stop()
+                await server.stop()
+            }) {
+                try await setting.withOutbox(kind, serving: false, via: proxy.port) { outbox in
+                    let updates = outbox.updates()
+                    var items: [OutboxItem] = []
+                    // Linux's URLSession (libcurl) sends a POST whose reused connection died again
+                    // by itself, on a new connection, without its body: the try hangs until its
+                    // deadline. A short one keeps that cheap; a deadline that fires on a busy
+                    // machine is one more try with the same key, which changes no count below.
+                    let api = PlaceOrder(timeout: .seconds(2))
+                    for index in 0..<12 {
+                        let queue = index.isMultiple(of: 2) ? "a" : "b"
+                        items.append(
+                            try await outbox.enqueue(api, params: Self.order(queue, index / 2), queue: OutboxQueue(queue)))
+                    }
+                    let seen = await Self.read(updates) { Self.done($0).count == 12 }
+                    #expect(Set(Self.done(seen)) == Set(items.map(\.id)))
+                    let orders = try await ledger.orders()
+                    #expect(orders.map(\.key).sorted() == items.map(\.id).sorted(), "each applied once")
+                    for queue in ["a", "b"] {
+                        #expect(orders.filter { $0.queue == queue }.map(\.position) == [0, 1, 2, 3, 4, 5], "in order in \(queue)")
+                    }
+                    // Every third request's answer was lost (at least 4 of 12 or more), each such order
+                    // was sent again with the same key, and the server answered the repeat from its
+                    // kept answer: the route applied each order exactly once.
+                    let sent = proxy.sentKeys
+                    #expect(proxy.droppedKeys.count >= 4 && sent.count >= 12 + proxy.droppedKeys.count)
+                    for key in proxy.droppedKeys {
+                        #expect(sent.filter { $0 == key }.count >= 2, "\(key) sent again after its answer was lost")
+                    }
+                    #expect(Set(sent) == Set(items.map(\.id)))
+                    #expect(ledger.applies.value == 12)
+                }
             }
         }
     }
