@@ -11,52 +11,18 @@ import Testing
 /// operation log and endpoint selectors do with the path.
 @Suite("Network monitor", .timeLimit(.minutes(1)))
 struct NetworkMonitorTests {
-    /// Runs `ip` with `arguments` and waits for it.
-    static func ip(_ arguments: [String]) async throws {
-        let process = ChildProcess("/usr/sbin/ip", arguments)
-        try process.run()
-        await offThePool { process.waitUntilExit() }
-        guard process.terminationStatus == 0 else {
-            throw RunwayError.invalidRequest(reason: "ip \(arguments.joined(separator: " ")) failed")
-        }
-    }
-
-    /// What `executable` with `arguments` writes to its standard output, once it has exited.
-    static func output(of executable: String, _ arguments: [String]) async throws -> String {
-        let process = ChildProcess(executable, arguments, output: .pipe)
-        try process.run()
-        let reader = process.standardOutput
-        return await offThePool { () -> String in
-            let data = reader?.readDataToEndOfFile() ?? Data()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-    }
-
-    /// A `10.213.x` prefix no interface here holds: a run that was killed before its clean-up
-    /// leaves its veth behind, and a second link on the same subnet would take this one's
-    /// packets.
-    static func freeSubnet() async throws -> String {
-        let listing = try await output(of: "/usr/sbin/ip", ["-4", "-o", "addr", "show"])
-        let free = (0...255).filter { !listing.contains("10.213.\($0).") }
-        guard let third = free.randomElement() else {
-            throw RunwayError.invalidRequest(reason: "every 10.213.x subnet is taken on this host")
-        }
-        return "10.213.\(third)"
-    }
-
     @Test(
         "Linux: rtnetlink reports an interface coming up in a new network namespace",
-        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip"),
+        .enabled(if: IPRoute.isAvailable,
             "network namespaces need root and iproute2 (CI runs as root)"))
     func rtnetlinkSeesALinkComeUp() async throws {
         let namespace = "runway-\(UUID().uuidString.prefix(8).lowercased())"
-        try await Self.ip(["netns", "add", namespace])
+        try await IPRoute.run(["netns", "add", namespace])
         let process = ChildProcess(
             "/usr/sbin/ip", ["netns", "exec", namespace, runwayExecutable().path, "network", "--watch", "2"], output: .pipe)
         try await withCleanup({
             if process.isRunning { process.terminate() }
-            try? await Self.ip(["netns", "del", namespace])
+            try? await IPRoute.run(["netns", "del", namespace])
         }) {
             try process.run()
             guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
@@ -65,14 +31,14 @@ struct NetworkMonitorTests {
             #expect(first.contains(#""reachable":false"#), "\(first)")
             // A veth pair with an address comes up — no default route, a subnet of its own, which
             // is a way out all the same (a server on that link answers): the monitor hears it.
-            try await Self.ip(["-n", namespace, "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
-            try await Self.ip(["-n", namespace, "addr", "add", "10.77.0.1/24", "dev", "v0"])
-            try await Self.ip(["-n", namespace, "link", "set", "v1", "up"])
-            try await Self.ip(["-n", namespace, "link", "set", "v0", "up"])
+            try await IPRoute.run(["-n", namespace, "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
+            try await IPRoute.run(["-n", namespace, "addr", "add", "10.77.0.1/24", "dev", "v0"])
+            try await IPRoute.run(["-n", namespace, "link", "set", "v1", "up"])
+            try await IPRoute.run(["-n", namespace, "link", "set", "v0", "up"])
             let second = await line(of: output)
             #expect(second.contains(#""reachable":true"#), "\(second)")
             // The peer goes down, so the link loses its carrier: unreachable again.
-            try await Self.ip(["-n", namespace, "link", "set", "v1", "down"])
+            try await IPRoute.run(["-n", namespace, "link", "set", "v1", "down"])
             let third = await line(of: output)
             #expect(third.contains(#""reachable":false"#), "\(third)")
         }
@@ -87,20 +53,20 @@ struct NetworkMonitorTests {
         let tag = UUID().uuidString.prefix(8).lowercased()
         let namespace = "runway-\(tag)"
         let (host, inside) = ("rwh\(tag)", "rwn\(tag)")
-        let subnet = try await Self.freeSubnet()
-        try await Self.ip(["netns", "add", namespace])
+        let subnet = try await IPRoute.freeSubnet()
+        try await IPRoute.run(["netns", "add", namespace])
         var server: DemoServer?
         try await withCleanup({
-            try? await Self.ip(["link", "del", host])
-            try? await Self.ip(["netns", "del", namespace])
+            try? await IPRoute.run(["link", "del", host])
+            try? await IPRoute.run(["netns", "del", namespace])
             await server?.stop()
         }) {
-            try await Self.ip(["link", "add", host, "type", "veth", "peer", "name", inside, "netns", namespace])
-            try await Self.ip(["addr", "add", "\(subnet).1/30", "dev", host])
-            try await Self.ip(["link", "set", host, "up"])
-            try await Self.ip(["-n", namespace, "addr", "add", "\(subnet).2/30", "dev", inside])
-            try await Self.ip(["-n", namespace, "link", "set", inside, "up"])
-            if defaultRoute { try await Self.ip(["-n", namespace, "route", "add", "default", "via", "\(subnet).1"]) }
+            try await IPRoute.run(["link", "add", host, "type", "veth", "peer", "name", inside, "netns", namespace])
+            try await IPRoute.run(["addr", "add", "\(subnet).1/30", "dev", host])
+            try await IPRoute.run(["link", "set", host, "up"])
+            try await IPRoute.run(["-n", namespace, "addr", "add", "\(subnet).2/30", "dev", inside])
+            try await IPRoute.run(["-n", namespace, "link", "set", inside, "up"])
+            if defaultRoute { try await IPRoute.run(["-n", namespace, "route", "add", "default", "via", "\(subnet).1"]) }
             let started = try await DemoServer.start(address: "\(subnet).1")
             server = started
             try await body(namespace, host, subnet, started)
@@ -112,12 +78,12 @@ struct NetworkMonitorTests {
     static func runwayNetwork(in namespace: String, get url: String? = nil) async throws -> [String] {
         let load = url.map { ["--get", $0, "--timeout", "40"] } ?? []
         let arguments = ["netns", "exec", namespace, runwayExecutable().path, "network"] + load
-        return try await output(of: "/usr/sbin/ip", arguments).split(separator: "\n").map(String.init)
+        return try await IPRoute.output(of: "/usr/sbin/ip", arguments).split(separator: "\n").map(String.init)
     }
 
     @Test(
         "Linux: no default route is not offline — a server across the link answers, before and after a flap; an address no route reaches fails at once",
-        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip"),
+        .enabled(if: IPRoute.isAvailable,
             "network namespaces need root and iproute2 (CI runs as root)"))
     func noDefaultRouteIsNotOffline() async throws {
         try await Self.withVethNamespace(defaultRoute: false) { namespace, host, subnet, started in
@@ -139,11 +105,11 @@ struct NetworkMonitorTests {
             #expect(nowhere.last == #"{"outcome":"noNetwork.unreachable"}"#, "\(nowhere), not the 40 s timeout")
 
             // The link flaps; it is a way out again as soon as its carrier is back.
-            try await Self.ip(["link", "set", host, "down"])
+            try await IPRoute.run(["link", "set", host, "down"])
             try await waitForPath(reachable: false)
             let down = try await Self.runwayNetwork(in: namespace, get: direct)
             #expect(down.last == #"{"outcome":"noNetwork.unreachable"}"#, "\(down)")
-            try await Self.ip(["link", "set", host, "up"])
+            try await IPRoute.run(["link", "set", host, "up"])
             try await waitForPath(reachable: true)
             let after = try await Self.runwayNetwork(in: namespace, get: direct)
             #expect(after.last == #"{"outcome":"success","status":200}"#, "\(after)")
@@ -153,7 +119,7 @@ struct NetworkMonitorTests {
 
     @Test(
         "Linux: a load in flight ends with noNetwork(.unreachable) the moment its namespace's link loses its carrier",
-        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip"),
+        .enabled(if: IPRoute.isAvailable,
             "network namespaces need root and iproute2 (CI runs as root)"))
     func linkLossEndsTheLoadInFlight() async throws {
         // The client runs in a namespace of its own; its veth peer stays here, with the server
@@ -176,7 +142,7 @@ struct NetworkMonitorTests {
                 #expect(path.contains(#""reachable":true"#), "\(path)")
                 // The request is at the server, held at a gate: the load is in flight.
                 await started.probe.wait(for: .gateWaiting)
-                try await Self.ip(["link", "set", host, "down"])
+                try await IPRoute.run(["link", "set", host, "down"])
                 var outcome = await line(of: output)
                 if outcome.contains(#""load""#) { outcome = await line(of: output) }
                 #expect(outcome.contains(#""outcome":"noNetwork.unreachable""#), "\(outcome), not the 40 s timeout")
