@@ -5,61 +5,100 @@ import RunwayDemoServer
 import RunwayServer
 
 extension DemoChapter {
-    /// Five orders placed while the order server is away, the app relaunched, the server back:
-    /// each applied once, in order, by the server's own count (seed 001: defer and batch, survive
-    /// a network that comes and goes).
+    /// Five orders placed by an app process while the order server is away; the app is killed
+    /// (SIGKILL) and launched again once the server is back: each order applied once, in order,
+    /// by the server's own count (seed 001: defer and batch, survive a network that comes and
+    /// goes).
     static let outbox = DemoChapter("outbox", "Orders placed offline, applied once (durable outbox, Idempotency-Key)") { context, log in
         let folder = context.scratch.appendingPathComponent("order-server", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let ledger = try SQLiteOrderLedger(url: folder.appendingPathComponent("orders.sqlite"))
         let desk = OrderDesk(ledger: ledger, keys: try SQLiteIdempotencyStore(url: folder.appendingPathComponent("keys.sqlite")))
-        // The order server's address is taken, then it goes away: the device is "offline" for it.
+        // The order server's address is taken, then it goes away: the app is "offline" for it.
         let first = try await DemoServer.start(demoRoutes: false, orders: desk)
         let port = first.port
         await first.stop()
-        let engine = try context.makeEngine(cache: nil)
-        try engine.register(Service(id: "orders", baseURLs: [.release: "http://127.0.0.1:\(port)"]))
-        var policy = Outbox.Policy()
-        policy.baseBackoff = .milliseconds(50)
-        policy.maximumBackoff = .milliseconds(200)
-        policy.retryPolicy = .never
-        let outbox = try await Outbox.open(engine: engine, container: context.container, policy: policy)
-        let updates = outbox.updates()
+        // The app: `runway outbox orders` in a process of its own (over the demo's transport), its
+        // outbox in its own container. Its requests are its own: the demo's wire count omits them.
+        let app = [
+            "outbox", "orders", "--server", "http://127.0.0.1:\(port)", "--container",
+            context.scratch.appendingPathComponent("app-device").path, "--queues", "1",
+            "--transport", context.wire.base is URLSessionTransport ? "urlsession" : "ahc",
+        ]
+        let placed = try await AppProcess.start(app + ["--count", "5"])
         var keys: [String] = []
-        for position in 0..<5 {
-            keys.append(try await outbox.enqueue(PlaceOrderAPI(timeout: .seconds(10)), params: ["queue": "cart", "position": .int(position)]).id)
+        while keys.count < 5, let line = await placed.nextLine() {
+            let fields = line.split(separator: " ")
+            if fields.first == "enqueued", fields.count == 4 { keys.append(String(fields[3])) }
         }
-        // Wait for the first try to fail: the server is away.
-        for await update in updates {
-            if case .pending = update.state, update.item.id == keys[0] { break }
-        }
-        await outbox.close()
-        log.say("5 orders placed with the server away: stored before each enqueue returned; the app quits")
+        await placed.kill()
+        log.say("5 orders placed with the server away, each on disk before enqueue returned; the app is killed (SIGKILL)")
 
         let server = try await DemoServer.start(demoRoutes: false, port: port, orders: desk)
-        let relaunched = try await Outbox.open(engine: engine, container: context.container, policy: policy)
-        let nextUpdates = relaunched.updates()
-        let left = Set(try await relaunched.items().map(\.id))
-        var done = Set<String>()
-        var failed = 0
-        for await update in nextUpdates where left.contains(update.item.id) {
-            switch update.state {
-            case .done: done.insert(update.item.id)
-            case .failed: failed += 1
-            default: break
-            }
-            if done.count + failed == left.count { break }
-        }
-        await relaunched.close()
+        let relaunched = try await AppProcess.start(app)
+        var last = ""
+        while let line = await relaunched.nextLine() { last = line }
+        let status = await relaunched.exitStatus()
         let orders = try await ledger.orders()
         await server.stop()
         log.say(
-            "relaunched, server back → \(done.count) sent (each with its Idempotency-Key); the server applied \(orders.count): "
-                + "positions \(orders.map { String($0.position) }.joined(separator: ", "))")
+            "server back, app launched again → it sent what the killed one left, each with its Idempotency-Key; "
+                + "the server applied \(orders.count): positions \(orders.map { String($0.position) }.joined(separator: ", "))")
         log.figure("applied", .int(orders.count))
         log.figure("positions", .array(orders.map { .int(Int($0.position)) }))
         try log.require(
-            orders.map(\.key) == keys && orders.map(\.position) == [0, 1, 2, 3, 4] && failed == 0,
-            "expected the 5 orders applied once each, in the order placed")
+            orders.map(\.key) == keys && orders.map(\.position) == [0, 1, 2, 3, 4] && status == 0 && last == #"{"left": 0}"#,
+            "expected the 5 orders applied once each, in the order placed, by the relaunched app")
+    }
+}
+
+/// `runway` itself in a child process — the demo's app that is killed and launched again — with
+/// its output read line by line off the main actor.
+private final class AppProcess: Sendable {
+    let process: Process
+    let reader: FileHandle
+
+    private init(process: Process, reader: FileHandle) {
+        self.process = process
+        self.reader = reader
+    }
+
+    static func start(_ arguments: [String]) async throws -> AppProcess {
+        let process = Process()
+        #if canImport(Darwin)
+        process.executableURL = Bundle.main.executableURL
+        #else
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        #endif
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return AppProcess(process: process, reader: pipe.fileHandleForReading)
+    }
+
+    /// The next line, or `nil` at the end of the output.
+    @concurrent
+    func nextLine() async -> String? {
+        var bytes = Data()
+        while true {
+            let byte = reader.readData(ofLength: 1)
+            if byte.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == Data([0x0A]) { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
+    @concurrent
+    func kill() async {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    @concurrent
+    func exitStatus() async -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 }
