@@ -6,10 +6,11 @@ import RunwayTestSupport
 import Testing
 
 /// `kill -9` against the outbox and the order server: a child process enqueues orders in two
-/// queues and sends them to `runway serve --demo` on a real PostgreSQL cluster, and is killed at
-/// random moments (mid-enqueue, mid-send, while a slow order's answer is on its way); every third
-/// round the server is killed too and started again on its port. Every order whose enqueue
-/// returned must be applied once, and each queue in order.
+/// queues and sends them, through a proxy that records every request and loses every fifth
+/// answer after the server applied it, to `runway serve --demo` on a real PostgreSQL cluster. The
+/// client is killed at random moments (mid-enqueue, mid-send, while a slow order's answer is on
+/// its way); every third round the server is killed too and started again on its port. Every
+/// order whose enqueue returned must be applied once, and each queue in order.
 @Suite("Outbox crashes", .timeLimit(.minutes(10)))
 struct OutboxCrashTests {
     /// Reads the child's lines, kills it once `killAfter` were seen
@@ -42,10 +43,11 @@ struct OutboxCrashTests {
         try await PostgresCluster.with { cluster in
             let url = "postgres://runway@127.0.0.1:\(cluster.port)/postgres"
             let port = try LoopbackSocket.freePort()
-            var (server, baseURL) = try await Self.startServer(url, port: port)
+            var (server, _) = try await Self.startServer(url, port: port)
+            let proxy = try await AnswerDroppingProxy.start(to: port, dropEvery: 5)
             let device = FileManager.default.temporaryDirectory.appendingPathComponent("runway-outbox-crash-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: device) }
-            let arguments = ["outbox", "orders", "--server", baseURL, "--container", device.path, "--transport", transport, "--timeout", "1000"]
+            let arguments = ["outbox", "orders", "--server", proxy.baseURL, "--container", device.path, "--transport", transport, "--timeout", "1000"]
             var enqueued: [(queue: String, position: Int, key: String)] = []
             var serverKills = 0
             for round in 0..<8 {
@@ -57,10 +59,11 @@ struct OutboxCrashTests {
                     let killed = server
                     await offThePool { killed.waitUntilExit() }
                     serverKills += 1
-                    (server, baseURL) = try await Self.startServer(url, port: port)
+                    (server, _) = try await Self.startServer(url, port: port)
                 }
             }
             let drained = try await runRunway(arguments + ["--count", "0"])
+            await proxy.stop()
             _ = kill(server.processIdentifier, SIGTERM)
             let stopped = server
             await offThePool { stopped.waitUntilExit() }
@@ -74,8 +77,12 @@ struct OutboxCrashTests {
             let printed = Set(enqueued.map(\.key))
             print(
                 "outbox kill -9 (\(transport)): \(enqueued.count) enqueued and acknowledged over 8 client kills and \(serverKills) server kills; "
-                    + "server applied \(orders.count) (\(applied.count) distinct keys), \(applied.subtracting(printed).count) committed but not acknowledged before a kill")
+                    + "server applied \(orders.count) (\(applied.count) distinct keys), \(applied.subtracting(printed).count) committed but not acknowledged before a kill; "
+                    + "the proxy carried \(proxy.sentKeys.count) requests and lost \(proxy.droppedKeys.count) answers")
             #expect(enqueued.count >= 8)
+            // The proxy saw every applied order go by, and lost answers that were sent again.
+            #expect(applied.isSubset(of: Set(proxy.sentKeys)))
+            #expect(!proxy.droppedKeys.isEmpty)
             #expect(printed.isSubset(of: applied), "every acknowledged order was applied")
             #expect(orders.count == applied.count, "each once")
             // At most one enqueue was in progress at each kill: committed, its line never printed.
