@@ -4,7 +4,7 @@ import Testing
 
 /// `runway demo`, end to end in child processes: it exits 0 only when every chapter saw what
 /// it expected, and its JSON summary carries figures measured in the run.
-@Suite("Demo", .timeLimit(.minutes(3)))
+@Suite("Demo", .timeLimit(.minutes(10)))
 struct DemoTests {
     @Test("runway demo --json --metrics --har: every chapter passes, with the figures of the run and a HAR of its requests")
     func demoRunsEndToEnd() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// The outbox with the network really taken away: the client runs in a network namespace whose
 /// only link (a veth pair) reaches the order server; the test pulls the link's other end down and
 /// puts it back up, and the client's own path monitor (rtnetlink) sees it.
-@Suite("Outbox across a network that goes away", .timeLimit(.minutes(3)))
+@Suite("Outbox across a network that goes away", .timeLimit(.minutes(10)))
 struct OutboxNetworkTests {
     @Test(
         "Orders placed with the link down wait, go when it comes back, and survive it going down mid-send: each applied once, in order",

@@ -14,7 +14,7 @@ import Tracing
 
 /// One trace from a tap in the app to the collector's insert in `runway serve`, another process:
 /// both export their spans by OTLP/HTTP (swift-otel) to a receiver this test runs.
-@Suite("Traces across processes", .timeLimit(.minutes(1)))
+@Suite("Traces across processes", .timeLimit(.minutes(10)))
 struct CrossProcessTraceTests {
     /// A span as an OTLP/HTTP JSON export carried it.
     struct ReceivedSpan: Sendable {

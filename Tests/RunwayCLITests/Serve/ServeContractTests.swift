@@ -7,7 +7,7 @@ import Testing
 /// openapi-spec-validator, and held by the running server under schemathesis — a contract
 /// fuzzer Runway's authors did not write — with every request signed by a second, Python
 /// implementation of Runway's signature.
-@Suite("runway serve keeps its OpenAPI contract", .timeLimit(.minutes(3)))
+@Suite("runway serve keeps its OpenAPI contract", .timeLimit(.minutes(10)))
 struct ServeContractTests {
     static let document = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -17,7 +17,7 @@ import Glibc
 /// `runway serve` as an operator runs it: on the address and port it is given, behind a real
 /// TLS-terminating nginx whose forwarding fields it believes only from nginx, drained by SIGTERM
 /// with a batch in flight answered, and telling an orchestrator it is alive and ready.
-@Suite("runway serve deployed", .timeLimit(.minutes(3)))
+@Suite("runway serve deployed", .timeLimit(.minutes(10)))
 struct ServeDeploymentTests {
     /// A signed batch of one new event for `scheme://authority`, as head and body.
     static func signedBatch(scheme: String, authority: String) throws -> (HTTPRequest, Data) {

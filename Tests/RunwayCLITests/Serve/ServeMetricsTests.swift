@@ -7,7 +7,7 @@ import RunwayTestSupport
 import Testing
 
 /// `runway serve`'s `/metrics`, scraped as Prometheus would and parsed by prometheus_client.
-@Suite("runway serve exposes Prometheus metrics", .timeLimit(.minutes(1)))
+@Suite("runway serve exposes Prometheus metrics", .timeLimit(.minutes(10)))
 struct ServeMetricsTests {
     struct Sample: Decodable {
         var family: String

@@ -9,7 +9,7 @@ import Testing
 
 /// `runway serve` as users deploy it: the collector and the listings verify signatures unless
 /// told loudly not to, with the key printed at start.
-@Suite("runway serve verifies by default", .timeLimit(.minutes(1)))
+@Suite("runway serve verifies by default", .timeLimit(.minutes(10)))
 struct ServeVerifiesTests {
     /// Posts `body` (by default one gzip batch of one event) to `baseURL`'s collector, signed
     /// with `key` when given.

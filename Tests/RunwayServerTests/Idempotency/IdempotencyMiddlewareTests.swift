@@ -12,7 +12,7 @@ import Testing
 
 /// `IdempotencyMiddleware` over real HTTP, in front of the demo's order route, with a ledger
 /// that the test holds at its `apply` to make "a repeat while the first runs" certain.
-@Suite("Idempotency-Key on the server", .timeLimit(.minutes(3)))
+@Suite("Idempotency-Key on the server", .timeLimit(.minutes(10)))
 struct IdempotencyMiddlewareTests {
     /// Orders kept in memory; an order whose position is 99 waits at `apply` for the test, and a
     /// position of 500 fails (a 500) once.

@@ -9,7 +9,7 @@ import Testing
 
 /// What bounds a collector's work: batches worked on at once are capped (beyond it, 503 `busy`
 /// with `Retry-After`), and `/oplog/stats` answers a page of names, never the whole grouping.
-@Suite("Collector capacity", .timeLimit(.minutes(1)))
+@Suite("Collector capacity", .timeLimit(.minutes(10)))
 struct CollectorCapacityTests {
     /// A SQLite store whose inserts wait at a gate the test opens: a batch held in the middle of
     /// its work for as long as the test likes.

@@ -15,7 +15,7 @@ import Testing
 /// The collector's scale-out story as users deploy it: several stateless `runway serve`
 /// processes, each verifying signatures, on one PostgreSQL server — events and nonces shared
 /// through the database, any process free to die.
-@Suite("Collector processes on one PostgreSQL", .timeLimit(.minutes(5)))
+@Suite("Collector processes on one PostgreSQL", .timeLimit(.minutes(10)))
 struct CollectorScaleOutTests {
     /// A `runway serve --postgres` child process, verifying with the demo key.
     struct Collector {

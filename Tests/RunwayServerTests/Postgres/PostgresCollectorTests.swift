@@ -12,7 +12,7 @@ import Testing
 
 /// The collector at scale: several stateless collector servers on one real PostgreSQL server
 /// (a throwaway cluster per test), each event stored once, one replay window for every verifier.
-@Suite("Operation-log collector on PostgreSQL", .timeLimit(.minutes(2)))
+@Suite("Operation-log collector on PostgreSQL", .timeLimit(.minutes(10)))
 struct PostgresCollectorTests {
     /// PostgresNIO's background lines (a lease asked for before the client runs) stay out of
     /// the test output.

@@ -6,7 +6,7 @@ import Testing
 
 /// Idempotency keys and the demo's orders in a real PostgreSQL cluster, shared by two
 /// connections as two server processes would share them.
-@Suite("Idempotency keys on PostgreSQL", .timeLimit(.minutes(2)))
+@Suite("Idempotency keys on PostgreSQL", .timeLimit(.minutes(10)))
 struct PostgresIdempotencyTests {
     @Test("PostgreSQL keeps the store's contract; a claim taken by one process is running at another")
     func contract() async throws {

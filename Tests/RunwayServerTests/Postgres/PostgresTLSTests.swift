@@ -8,7 +8,7 @@ import Testing
 
 /// The collector's database over TLS, as libpq's `sslmode` says it, against a throwaway cluster
 /// that refuses every connection without TLS and presents a certificate made at test time.
-@Suite("PostgreSQL over TLS", .timeLimit(.minutes(2)))
+@Suite("PostgreSQL over TLS", .timeLimit(.minutes(10)))
 struct PostgresTLSTests {
     /// Whether the connection `url` configures is accepted, and encrypted by the server's own
     /// account. A refused connection is retried by the pool until the timeout, so one expected

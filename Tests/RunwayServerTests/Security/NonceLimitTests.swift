@@ -18,7 +18,7 @@ private let signingSecret = SymmetricKey(data: Data(repeating: 7, count: 32))
 /// What a caller holding the key (every installed app holds one) can make the verifier hold:
 /// fields past their limits are refused before anything is remembered, a nonce lives at most
 /// its window whatever timestamp it came with, and a full store says truly when room frees.
-@Suite("Nonce and field limits", .timeLimit(.minutes(1)))
+@Suite("Nonce and field limits", .timeLimit(.minutes(10)))
 struct NonceLimitTests {
     /// A `GET /signed/echo/limits` signed with `secret` at `timestamp`, then changed by `edit`
     /// (a field made too long), sent raw.

@@ -10,7 +10,7 @@ import Testing
 /// One holder's flood is its own problem: a device (named in a signed field) or a key that
 /// holds its quota of the nonce store is refused 429 with when its own room frees, while every
 /// other client's signed requests are still admitted.
-@Suite("Nonce quotas per key and per device", .timeLimit(.minutes(1)))
+@Suite("Nonce quotas per key and per device", .timeLimit(.minutes(10)))
 struct NonceQuotaTests {
     static let secrets = ["app": SymmetricKey(data: Data(repeating: 1, count: 32)), "partner": SymmetricKey(data: Data(repeating: 2, count: 32))]
 

@@ -8,7 +8,7 @@ import Testing
 /// of waiting out its timeout; one its policy retries waits the policy's delay for the network
 /// and goes again as soon as it is back. The path is driven by hand here; the network-namespace
 /// test in ``NetworkMonitorTests`` takes a real link down.
-@Suite("A load in flight when the network goes", .timeLimit(.minutes(1)))
+@Suite("A load in flight when the network goes", .timeLimit(.minutes(10)))
 struct InFlightPathLossTests {
     @Test("It ends with noNetwork(.unreachable) when the path goes, not at its timeout", arguments: TransportKind.allCases)
     func lossEndsTheLoad(_ kind: TransportKind) async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// A request already on the wire is left alone: the transport does not pull its client from
 /// under it, and the engine does not send it again elsewhere as if none of it had left.
-@Suite("Requests in flight", .timeLimit(.minutes(1)))
+@Suite("Requests in flight", .timeLimit(.minutes(10)))
 struct InFlightSafetyTests {
     @Test("Evicting an address's client lets the loads running on it finish, then shuts it down")
     func evictionWaitsForLoadsInFlight() async throws {

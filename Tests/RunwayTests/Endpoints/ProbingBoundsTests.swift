@@ -9,7 +9,7 @@ import Testing
 
 /// What probing may hold at most, however long the server list and however often a service is
 /// registered: candidates, probes in flight, clients for chosen addresses, selectors running.
-@Suite("Probing bounds", .timeLimit(.minutes(1)))
+@Suite("Probing bounds", .timeLimit(.minutes(10)))
 struct ProbingBoundsTests {
     @Test("A long server list is cut to maximumCandidates, the configured addresses first")
     func candidatesAreBounded() {

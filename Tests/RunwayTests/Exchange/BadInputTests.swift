@@ -5,7 +5,7 @@ import RunwayServer
 import RunwayTestSupport
 import Testing
 
-@Suite("Bad input: a clear, typed error, never a crash", .timeLimit(.minutes(1)))
+@Suite("Bad input: a clear, typed error, never a crash", .timeLimit(.minutes(10)))
 @MainActor
 struct BadInputTests {
     @Test("a non-JSON body with a JSON content type is an invalid response", arguments: TransportKind.allCases)

@@ -6,7 +6,7 @@ import Testing
 
 /// An `async` load nobody can join runs in its caller's task. The manager still ends it on its
 /// own — superseded, all requests cancelled, at any step — without cancelling that task.
-@Suite("Async loads that run in their caller's task", .timeLimit(.minutes(1)))
+@Suite("Async loads that run in their caller's task", .timeLimit(.minutes(10)))
 @MainActor
 struct CallersTaskLoadTests {
     /// Awaits a manager's load in a task of its own, reporting its outcome and whether the task

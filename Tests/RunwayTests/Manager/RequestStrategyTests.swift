@@ -40,7 +40,7 @@ struct RequestStrategyTests {
         return (manager, delegate)
     }
 
-    @Test("ignore-new: a delegate load that joins an async load in flight is delivered to the delegate", .timeLimit(.minutes(1)))
+    @Test("ignore-new: a delegate load that joins an async load in flight is delivered to the delegate", .timeLimit(.minutes(10)))
     func delegateJoinsAsync() async throws {
         try await withHarness { harness in
             let (manager, delegate) = refreshManager(harness, gate: "join-async")
@@ -56,7 +56,7 @@ struct RequestStrategyTests {
         }
     }
 
-    @Test("ignore-new: the async caller leaving does not cancel a load a joined delegate still waits for", .timeLimit(.minutes(1)))
+    @Test("ignore-new: the async caller leaving does not cancel a load a joined delegate still waits for", .timeLimit(.minutes(10)))
     func asyncLeavesDelegateStays() async throws {
         try await withHarness { harness in
             let (manager, delegate) = refreshManager(harness, gate: "join-leave")
@@ -75,7 +75,7 @@ struct RequestStrategyTests {
         }
     }
 
-    @Test("ignore-new: an async caller that joins a delegate load and leaves does not cancel it", .timeLimit(.minutes(1)))
+    @Test("ignore-new: an async caller that joins a delegate load and leaves does not cancel it", .timeLimit(.minutes(10)))
     func asyncJoinsDelegateAndLeaves() async throws {
         try await withHarness { harness in
             let (manager, delegate) = refreshManager(harness, gate: "join-delegate")

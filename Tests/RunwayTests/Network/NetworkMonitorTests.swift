@@ -9,7 +9,7 @@ import Testing
 
 /// Reachability: the Linux monitor against a real network namespace, and what the engine, the
 /// operation log and endpoint selectors do with the path.
-@Suite("Network monitor", .timeLimit(.minutes(1)))
+@Suite("Network monitor", .timeLimit(.minutes(10)))
 struct NetworkMonitorTests {
     @Test(
         "Linux: rtnetlink reports an interface coming up in a new network namespace",
@@ -191,7 +191,7 @@ struct NetworkMonitorTests {
             let log = try OperationLog(
                 engine: engine, service: "oplog", container: fixture.container, policy: CollectorFixture.policy,
                 onUpload: { sink.yield($0) })
-            for _ in 0..<30 { try await log.recordCommitted("tap") }
+            for _ in 0..<30 { try log.record("tap") }
             await #expect(throws: OperationLogError.uploadFailed(.noNetwork(reason: .unreachable))) { try await log.flush() }
             #expect(try await log.status().uploaded == 0)
             monitor.update(.wired)
@@ -214,7 +214,7 @@ struct NetworkMonitorTests {
             let log = try OperationLog(
                 engine: engine, service: "oplog", container: fixture.container, policy: policy,
                 onUpload: { sink.yield($0) })
-            for _ in 0..<30 { try await log.recordCommitted("tap") }
+            for _ in 0..<30 { try log.record("tap") }
             #expect(try await log.status().uploaded == 0)
             #expect(try await fixture.store.summary().events == 0, "a full batch waits on cellular")
             monitor.update(.wired)
@@ -228,7 +228,7 @@ struct NetworkMonitorTests {
             let impatient = try OperationLog(
                 engine: engine, service: "oplog", container: fixture.container, policy: policy,
                 onUpload: { impatientSink.yield($0) })
-            for _ in 0..<30 { try await impatient.recordCommitted("tap") }
+            for _ in 0..<30 { try impatient.record("tap") }
             #expect(await impatientReports.first(1).map(\.eventCount) == [30])
             #expect(monitor.path.isExpensive, "sent on the expensive path")
             await impatient.close()

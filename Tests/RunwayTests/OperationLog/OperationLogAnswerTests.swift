@@ -10,7 +10,7 @@ import Testing
 /// are tried again, a batch the collector finds too large is split, events it refuses are
 /// dropped and counted, and no batch is tried forever — so one bad event never holds back the
 /// queue behind it.
-@Suite("Operation log answers", .timeLimit(.minutes(2)))
+@Suite("Operation log answers", .timeLimit(.minutes(10)))
 struct OperationLogAnswerTests {
     @Test("A collector's 413 splits the batch until it fits; every event is stored once")
     func tooManyEventsSplitsTheBatch() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// The log's sense of time: ages and back-offs on a clock the user cannot set, a back-off that
 /// survives a relaunch, and the device's clock sent with each batch so the collector can correct
 /// a wrong one.
-@Suite("Operation log clocks", .timeLimit(.minutes(2)))
+@Suite("Operation log clocks", .timeLimit(.minutes(10)))
 struct OperationLogClockTests {
     @Test("The wall clock set back a day delays nothing; the collector stores the device's offset")
     func wallClockSetBackDelaysNothing() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// An item's back-off is kept with it: a relaunch in the same boot waits it out too, instead of
 /// sending at once what a server asked to be left alone.
-@Suite("Outbox back-off", .timeLimit(.minutes(1)))
+@Suite("Outbox back-off", .timeLimit(.minutes(10)))
 struct OutboxBackoffTests {
     @Test("A failed try's wait is stored with the item and read back by the next launch")
     func backoffSurvivesRelaunch() async throws {

@@ -31,7 +31,7 @@ final class OutboxWatcher: OutboxDelegate {
 /// The outbox against the demo's order route behind `IdempotencyMiddleware`, over real HTTP on
 /// both transports: order per queue, a server that is away and comes back, a relaunch, a 4xx
 /// that ends an item, a sign-out, and its bounds.
-@Suite("Outbox", .timeLimit(.minutes(3)))
+@Suite("Outbox", .timeLimit(.minutes(10)))
 struct OutboxTests {
     /// A folder for the server's files and the device's container; a port nobody listens on yet.
     struct Setting {

@@ -34,7 +34,7 @@ func collect(_ progress: AsyncStream<TransferProgress>) -> Task<[TransferProgres
     Task { await progress.reduce(into: []) { $0.append($1) } }
 }
 
-@Suite("Uploads", .timeLimit(.minutes(1)))
+@Suite("Uploads", .timeLimit(.minutes(10)))
 struct UploadTests {
     @Test("a file is uploaded as the body, its bytes intact, with progress up to its size",
           arguments: TransportKind.allCases)
