@@ -1,11 +1,17 @@
+import HTTPTypes
+
 /// Lets identical in-flight cacheable loads share one network call.
 ///
 /// The first load of a key starts the call; later ones join it. A joiner whose task is cancelled
 /// stops waiting at once, and the shared call is cancelled only when nobody waits any more.
 /// Joining, leaving and ending a call all happen under one lock, so a load arriving as the last
 /// waiter leaves never joins a call that is being cancelled: it starts a new one.
-final class CallCoalescer: Sendable {
-    typealias Outcome = Result<RawResponse, RunwayError>
+package final class CallCoalescer: Sendable {
+    /// What every caller of one call receives: its result, and the head of its last answer.
+    struct Outcome: Sendable {
+        var result: Result<RawResponse, RunwayError>
+        var answer: HTTPResponse? = nil
+    }
 
     /// One shared call: who waits for it, and its task.
     private struct Call {
@@ -21,7 +27,7 @@ final class CallCoalescer: Sendable {
 
     private let state = Locked(State())
     /// Told each time a load joins or starts a call (tests wait on it).
-    let joined = Locked<(@Sendable (String, Int) -> Void)?>(nil)
+    package let joined = Locked<(@Sendable (String, Int) -> Void)?>(nil)
 
     /// Runs `operation` once per key among concurrent callers, handing each the outcome.
     ///
@@ -58,7 +64,7 @@ final class CallCoalescer: Sendable {
         joined.withLock { $0 }?(key, count)
         if count > 1 { onJoin?() }
         let leave: @Sendable () -> Void = {
-            waiter.resolve(.failure(.cancelled))
+            waiter.resolve(Outcome(result: .failure(.cancelled)))
             // Leaving and, for the last waiter, removing the call are one step.
             let abandoned = self.state.withLock { state -> Task<Void, Never>? in
                 guard var call = state.calls[key], call.id == callID else { return nil }

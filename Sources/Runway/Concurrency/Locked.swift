@@ -11,16 +11,17 @@ import Musl
 /// `Synchronization.Mutex` needs iOS 18 / macOS 15; Runway supports iOS 17 / macOS 14, so this
 /// small wrapper stands in. The value and the platform's lock (`os_unfair_lock`, a pthread mutex
 /// elsewhere) share one allocation, where an `NSLock` was an object of its own with its mutex
-/// allocated apart: two allocations fewer for every lock a load makes. It stays internal: the
-/// `@unchecked` is sound because every access goes through `withLock`.
-struct Locked<Value>: @unchecked Sendable {
+/// allocated apart: two allocations fewer for every lock a load makes. It stays inside the
+/// package (RunwayOpenAPI uses it too): the `@unchecked` is sound because every access goes
+/// through `withLock`.
+package struct Locked<Value>: @unchecked Sendable {
     private let storage: LockedStorage<Value>
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
 }

@@ -17,4 +17,7 @@ struct Attempts: Sendable {
     var pathWentAway = false
     /// Whether the load joined an identical one in flight instead of sending its own.
     var joined = false
+    /// The head of the last attempt's answer (`nil` when it got none): what a client that
+    /// reads every status itself receives with a ``RunwayError/httpStatus(code:body:)``.
+    var answer: HTTPResponse?
 }

@@ -32,6 +32,7 @@ extension Engine {
         while true {
             let attempt = state.begin()
             seen.count = attempt
+            seen.answer = nil
             var attemptDeadline = clock.now + api.timeout
             if let loadDeadline, loadDeadline < attemptDeadline { attemptDeadline = loadDeadline }
             var retryAfter: Duration?
@@ -68,6 +69,7 @@ extension Engine {
                     loadID: loadID, trace: trace, seen: &seen)
                 retryAfter = Landing.retryAfter(in: exchanged.response.head)
                 seen.retryAfter = retryAfter
+                seen.answer = exchanged.response.head
                 // Refused for the device's clock: the signer corrects it and the request is signed
                 // again, once per load. Not a retry of the API's policy, and never the
                 // authenticator's business: a second such refusal lands as the answer it is.

@@ -14,7 +14,7 @@ extension Engine {
         loadID: LoadID, ignoringCache: Bool, cancellation: LoadCancellation?, trace: LoadTrace?,
         started: ContinuousClock.Instant, preview: (@Sendable (RawResponse) async -> Void)? = nil,
         land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
-    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
+    ) async -> (result: Result<RawResponse, RunwayError>, attempts: Attempts) {
         let service = registered.service
         // A private or local type's default name may be another type's in another launch: its
         // answers stay in this process.
@@ -52,7 +52,7 @@ extension Engine {
                         ignoringCache: true, cancellation: nil, trace: nil, started: .now, land: refreshLand)
                 }
             }
-            return (result, nil)
+            return (result, Attempts())
         }
         if policy.cacheThenNetwork, let stored, let preview,
             case .success(let early) = landFromCache(
@@ -67,8 +67,10 @@ extension Engine {
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {
-                return landFromCache(
-                    hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
+                return CallCoalescer.Outcome(
+                    result: landFromCache(
+                        hit, api: api, service: service, registered: registered, params: params, lookup: lookup,
+                        trace: trace))
             }
             let generation = cache.currentGeneration
             let signIn = service.credentials.authentication?.epoch
@@ -94,7 +96,7 @@ extension Engine {
             if case .success(let response) = result, signIn == service.credentials.authentication?.epoch {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)
             }
-            return result
+            return CallCoalescer.Outcome(result: result, answer: attempts.answer)
         }
         var result = flightResult
         // A revalidation is counted as itself when the load is logged: a hit with a round trip.
@@ -114,7 +116,7 @@ extension Engine {
         }
         if attempts.joined { trace?.set("runway.coalesced", true) }
         log(loadID, api, service: service.id, result, attempts, started: started, joined: attempts.joined)
-        return (result, attempts.retryAfter)
+        return (result, attempts)
     }
 
     /// A stored entry that answers without asking the server: a fresh one, or — within the

@@ -9,30 +9,31 @@ extension Engine {
         _ api: Endpoint, flight: FlightKey, registered: RegisteredService, params: Parameters, loadID: LoadID,
         cancellation: LoadCancellation?, trace: LoadTrace?, started: ContinuousClock.Instant,
         land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
-    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
+    ) async -> (result: Result<RawResponse, RunwayError>, attempts: Attempts) {
         let (result, attempts) = await shareFlight(flight.hash, api: api, cancellation: cancellation) { [self] seen in
             let (result, attempts) = await runAttempts(
                 api, params: params, registered: registered, loadID: loadID, trace: trace, land: land)
             seen(attempts)
-            return result
+            return CallCoalescer.Outcome(result: result, answer: attempts.answer)
         }
         if attempts.joined { trace?.set("runway.coalesced", true) }
         log(loadID, api, service: registered.service.id, result, attempts, started: started, joined: attempts.joined)
-        return (result, attempts.retryAfter)
+        return (result, attempts)
     }
 
     /// Runs `operation` once among the identical loads in flight under `key` (``CallCoalescer``)
     /// and hands back its outcome with the attempts this load counts: the flight's, marked
-    /// joined when this load joined another's. `operation` reports its attempts through `seen`.
+    /// joined when this load joined another's. `operation` reports its attempts through `seen`;
+    /// the head of the flight's last answer reaches every load that shared it.
     func shareFlight(
         _ key: String, api: some API, cancellation: LoadCancellation?,
-        _ operation: @escaping @Sendable (_ seen: @escaping @Sendable (Attempts) -> Void) async -> Result<RawResponse, RunwayError>
+        _ operation: @escaping @Sendable (_ seen: @escaping @Sendable (Attempts) -> Void) async -> CallCoalescer.Outcome
     ) async -> (Result<RawResponse, RunwayError>, Attempts) {
         let attemptsSeen = Locked(Attempts())
         let metrics = self.metrics
         let apiName = api.name
         // The shared call runs in the coalescer's task: this load's handle only makes it leave.
-        let result = await coalescer.run(
+        let outcome = await coalescer.run(
             key, cancellation: cancellation,
             onJoin: {
                 attemptsSeen.withLock { $0.joined = true }
@@ -47,6 +48,8 @@ extension Engine {
                 }
             }
         }
-        return (result, attemptsSeen.withLock { $0 })
+        var attempts = attemptsSeen.withLock { $0 }
+        attempts.answer = outcome.answer
+        return (outcome.result, attempts)
     }
 }

@@ -33,7 +33,7 @@ public final class Engine: Sendable {
     /// Every registered service's pins, by host.
     private let pinsByHost = Locked<[String: PublicKeyPins]>([:])
     let sleep: @Sendable (Duration) async throws -> Void
-    let coalescer = CallCoalescer()
+    package let coalescer = CallCoalescer()
     /// Whether the transport stops an exchange through ``TransportRequest/cancellation`` itself.
     let transportHonoursCancellation: Bool
     /// Whether the transport undoes content codings itself (``Transport/decodesContent``).
@@ -252,8 +252,9 @@ public final class Engine: Sendable {
     }
 
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with a transfer's hooks, also reporting
-    /// the wait the last answer's `Retry-After` asked for: a caller that keeps work for later
-    /// (the operation log) honours it beyond the engine's own retries.
+    /// the wait the last answer's `Retry-After` asked for — a caller that keeps work for later
+    /// (the operation log) honours it beyond the engine's own retries — and the head of the last
+    /// answer, which an ``RunwayError/httpStatus(code:body:)`` does not carry.
     ///
     /// - parameter cancellation: Ends the load as cancelling the calling task would, without
     ///   cancelling that task (a manager's load that runs in its caller's task).
@@ -266,19 +267,20 @@ public final class Engine: Sendable {
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool,
         hooks: TransferHooks, cancellation: LoadCancellation? = nil, trace: LoadTrace? = nil,
         preview: (@Sendable (RawResponse) async -> Void)? = nil
-    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
+    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?, answer: HTTPResponse?) {
         let loadID = loadID ?? .next()
         guard trace == nil, let tracer else {
-            return await performLoad(
+            let (result, attempts) = await performLoad(
                 api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
                 cancellation: cancellation, trace: trace, preview: preview)
+            return (result, attempts.retryAfter, attempts.answer)
         }
         let own = LoadTrace.start(api, loadID: loadID, tracer: tracer)
-        let outcome = await performLoad(
+        let (result, attempts) = await performLoad(
             api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,
             cancellation: cancellation, trace: own, preview: preview)
-        own.end(outcome.result)
-        return outcome
+        own.end(result)
+        return (result, attempts.retryAfter, attempts.answer)
     }
 
     /// Starts the span of a load whose caller ends it (``LoadTrace/end(_:)``); `nil` without a tracer.
@@ -291,13 +293,13 @@ public final class Engine: Sendable {
         _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool,
         hooks: TransferHooks, cancellation: LoadCancellation?, trace: LoadTrace?,
         preview: (@Sendable (RawResponse) async -> Void)?
-    ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?) {
+    ) async -> (result: Result<RawResponse, RunwayError>, attempts: Attempts) {
         let started = ContinuousClock.now
         guard let registered = services.withLock({ $0[api.service] }) else {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(reason: "no service is registered as \"\(api.service)\""))
             log(loadID, api, service: api.service, result, Attempts(), started: started)
-            return (result, nil)
+            return (result, Attempts())
         }
         // Two private or local API types that read the same once their launch-dependent contexts
         // are left out would share cache entries and stubs under one default name.
@@ -306,7 +308,7 @@ public final class Engine: Sendable {
                 .invalidRequest(
                     reason: "two private or local API types are both named \(shared); give one of them its own `name`"))
             log(loadID, api, service: api.service, result, Attempts(), started: started)
-            return (result, nil)
+            return (result, Attempts())
         }
         let service = registered.service
         let policy = api.cachePolicy
@@ -322,7 +324,7 @@ public final class Engine: Sendable {
                     api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
                     loadID: loadID, trace: trace, land: land)
                 log(loadID, api, service: service.id, result, attempts, started: started)
-                return (result, attempts.retryAfter)
+                return (result, attempts)
             }
             return await performSharedLoad(
                 api, flight: flight, registered: registered, params: params, loadID: loadID, cancellation: cancellation,

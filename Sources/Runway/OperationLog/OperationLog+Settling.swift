@@ -79,7 +79,7 @@ extension OperationLog {
         let api = OperationLogUploadAPI(
             service: service, path: policy.path, batchKey: batch.key, timeout: policy.timeout,
             retryPolicy: policy.retryPolicy)
-        let (result, retryAfter) = await engine.perform(
+        let (result, retryAfter, _) = await engine.perform(
             api, params: [:], body: .data(body, contentType: "application/json"), loadID: nil, ignoringCache: true,
             hooks: TransferHooks())
         switch result {

@@ -66,7 +66,7 @@ extension Outbox {
             hooks.signIn = SignInEpoch(resets: base.resets + Int(stored.signIn - base.generation))
         }
         let api = OutboxAPI(request: stored.request, key: stored.item.id, retryPolicy: policy.retryPolicy)
-        let (result, retryAfter) = await engine.perform(
+        let (result, retryAfter, _) = await engine.perform(
             api, params: stored.request.params, body: Self.body(of: stored.request), loadID: nil, ignoringCache: true,
             hooks: hooks)
         return (result, retryAfter)

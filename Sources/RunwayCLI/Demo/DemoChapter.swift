@@ -27,7 +27,7 @@ struct DemoChapter: Sendable {
     /// Every chapter, in the order the demo tells them.
     static let all: [DemoChapter] = [
         .services, .signing, .reformers, .validation, .strategies, .landing, .pagination, .retries, .cache,
-        .offline, .memory, .operationLogs, .outbox, .endpoints, .storage, .waterfall,
+        .offline, .memory, .operationLogs, .outbox, .openAPI, .endpoints, .storage, .waterfall,
     ]
 }
 

@@ -16,7 +16,7 @@ struct DemoTests {
         let chapters = try #require(summary["chapters"] as? [[String: Any]])
         #expect(chapters.map { $0["name"] as? String } == [
             "services", "signing", "reformers", "validation", "strategies", "landing", "pagination", "retries", "cache",
-            "offline", "memory", "oplog", "outbox", "endpoints", "storage", "waterfall",
+            "offline", "memory", "oplog", "outbox", "openapi", "endpoints", "storage", "waterfall",
         ])
         for chapter in chapters {
             #expect(chapter["status"] as? String == "passed", "\(chapter)")
@@ -36,6 +36,9 @@ struct DemoTests {
         #expect(figures["oplog"]?["stored"] as? Int == 95)
         #expect(figures["outbox"]?["applied"] as? Int == 5)
         #expect(figures["outbox"]?["positions"] as? [Int] == [0, 1, 2, 3, 4])
+        #expect(figures["openapi"]?["listingRequests"] as? Int == 1)
+        #expect(figures["openapi"]?["refreshes"] as? Int == 1)
+        #expect(figures["openapi"]?["flakyAttempt"] as? Int == 3)
         #expect(figures["endpoints"]?["chosen"] as? String == "127.0.0.1")
         // The waterfall: the list asked three times made one request; every load of the demo
         // in --json with its phases.

@@ -8,37 +8,6 @@ import Testing
 @Suite("Coalescing identical in-flight loads")
 @MainActor
 struct CoalescingTests {
-    /// Waits until `count` loads have joined the call of one key.
-    final class JoinWatch: Sendable {
-        private let state = TestBox<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
-
-        func install(on engine: Engine) {
-            engine.coalescer.joined.withLock { hook in
-                hook = { [self] _, count in self.reached(count) }
-            }
-        }
-
-        private func reached(_ count: Int) {
-            var ready: [CheckedContinuation<Void, Never>] = []
-            state.mutate { state in
-                state.count = max(state.count, count)
-                ready = state.waiters.filter { $0.0 <= state.count }.map(\.1)
-                state.waiters.removeAll { $0.0 <= state.count }
-            }
-            for continuation in ready { continuation.resume() }
-        }
-
-        func wait(for count: Int) async {
-            await withCheckedContinuation { continuation in
-                var now = false
-                state.mutate { state in
-                    if state.count >= count { now = true } else { state.waiters.append((count, continuation)) }
-                }
-                if now { continuation.resume() }
-            }
-        }
-    }
-
     @Test("100 concurrent identical loads make one server request")
     func hundredLoadsOneRequest() async throws {
         let cache = try ResponseCache()
@@ -140,13 +109,13 @@ struct CoalescingTests {
             let leaving = Task {
                 await coalescer.run("k") {
                     try? await Task.sleep(for: .milliseconds(10))
-                    return Task.isCancelled ? .failure(.cancelled) : .success(answer)
+                    return .init(result: Task.isCancelled ? .failure(.cancelled) : .success(answer))
                 }
             }
             _ = await joinIterator.next()
-            async let arriving = coalescer.run("k") { .success(answer) }
+            async let arriving = coalescer.run("k") { .init(result: .success(answer)) }
             leaving.cancel()
-            if case .failure(.cancelled) = await arriving { wronglyCancelled += 1 }
+            if case .failure(.cancelled) = await arriving.result { wronglyCancelled += 1 }
             _ = await joinIterator.next()
             _ = await leaving.value
         }

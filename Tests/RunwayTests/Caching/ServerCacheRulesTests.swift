@@ -254,7 +254,7 @@ struct ServerCacheRulesTests {
     @Test("identical GETs in flight share one request even when nothing is cached; POSTs, and an API that opts out, send each", arguments: TransportKind.allCases)
     func coalescingWithoutCache(kind: TransportKind) async throws {
         try await withHarness(kind) { harness in
-            let watch = CoalescingTests.JoinWatch()
+            let watch = JoinWatch()
             watch.install(on: harness.engine)
             let api = AdHocAPI(path: "/faults/gate/uncached")
             let loads = (0..<10).map { _ in Task { await harness.engine.perform(api, params: ["q": 1]) } }

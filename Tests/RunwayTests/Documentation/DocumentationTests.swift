@@ -35,7 +35,7 @@ struct DocumentationTests {
                 ((try? FileManager.default.contentsOfDirectory(atPath: module.path)) ?? []).filter { $0.hasSuffix(".docc") }
                     .map { module.appendingPathComponent($0) }
             }
-        #expect(catalogs.count == 6, "a catalog per library product")
+        #expect(catalogs.count == 7, "a catalog per library product")
         var articles = 0
         for catalog in catalogs {
             for name in try FileManager.default.contentsOfDirectory(atPath: catalog.path) where name.hasSuffix(".md") {
@@ -89,6 +89,19 @@ struct DocumentationTests {
             let again = try await engine.perform(RentalsAPI(), params: ["city": "sh"]).get()
             #expect(again.origin != .network, "the API's memory cache answers the second load")
             _ = RentalsViewController(engine: engine)
+        }
+    }
+
+    @Test("README: the generated client lists rentals through the quickstart's engine, the second time from the cache")
+    func readmeGeneratedClient() async throws {
+        let root = try CacheRoot()
+        let server = try await DemoServer.start()
+        try await withCleanup({ await server.stop() }) {
+            let engine = try await ReadmeSnippets.makeEngine(container: Container(root: root.url), developURL: server.baseURL)
+            let first = try await ReadmeSnippets.listRentals(engine: engine)
+            let second = try await ReadmeSnippets.listRentals(engine: engine)
+            #expect(first == 20 && second == 20)
+            #expect(server.probe.count("/listings/zf") == 1)
         }
     }
 

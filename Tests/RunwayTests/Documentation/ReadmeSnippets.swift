@@ -2,7 +2,9 @@ import RunwayTestSupport
 import Foundation
 import HTTPTypes
 import Runway
+import RunwayDemoClient
 import RunwayExamples
+import RunwayOpenAPI
 import RunwayStorage
 
 // The README's quickstart. Each block between `// snippet: NAME` and `// end-snippet` appears
@@ -40,6 +42,19 @@ enum ReadmeSnippets {
         }
         // end-snippet
         return nil
+    }
+
+    /// The generated client of the README: rentals through the quickstart's engine and service.
+    static func listRentals(engine: Engine) async throws -> Int {
+        // snippet: Readme-openapi
+        // Each operation is a load of the service, named by its operationID; policies stay out of generated code.
+        let transport = RunwayClientTransport(
+            engine: engine, service: .listings,
+            policies: ["listListings": OperationPolicy(cachePolicy: .memory(lifetime: .seconds(600)))])
+        let client = Client(serverURL: try Servers.Server1.url(), transport: transport)
+        let rentals = try await client.listListings(path: .init(kind: .zf)).ok.body.json.data?.items ?? []
+        // end-snippet
+        return rentals.count
     }
 
     @MainActor

@@ -89,7 +89,7 @@ struct MetricsTests {
         try await withHarness(cache: cache) { harness in
             let engine = Engine(transport: harness.engine.transport, cache: cache, metrics: EngineMetrics(factory: metrics))
             try engine.register(Service(id: .test, baseURLs: [.release: harness.server.baseURL]))
-            let watch = CoalescingTests.JoinWatch()
+            let watch = JoinWatch()
             watch.install(on: engine)
             var api = AdHocAPI(path: "/faults/gate/metrics", name: "Shared")
             api.cachePolicy = .memory()
