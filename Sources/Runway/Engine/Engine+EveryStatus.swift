@@ -10,18 +10,6 @@ extension Engine {
     package func performReadingEveryStatus<Endpoint: API>(
         _ api: Endpoint, params: Parameters, body: RequestBody?
     ) async -> (result: Result<RawResponse, RunwayError>, answer: HTTPResponse?) {
-        let loadID = LoadID.next()
-        if InterceptedCall.isUnwatched(api, engine: self) {
-            if let refusal = InterceptedCall.validate(api, params) { return (.failure(refusal), nil) }
-            let outcome = await perform(
-                api, params: params, body: body, loadID: loadID, ignoringCache: false, hooks: TransferHooks())
-            return (outcome.result, outcome.answer)
-        }
-        let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
-        if let refusal { return (.failure(refusal), nil) }
-        let outcome = await perform(
-            api, params: params, body: body, loadID: loadID, ignoringCache: false, hooks: TransferHooks())
-        await call.land(outcome.result)
-        return (outcome.result, outcome.answer)
+        await performWatched(api, params: params, body: body, loadID: .next(), ignoringCache: false)
     }
 }

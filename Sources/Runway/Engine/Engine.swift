@@ -215,22 +215,30 @@ public final class Engine: Sendable {
         _ api: Endpoint, params: Parameters = [:], body: RequestBody? = nil, loadID: LoadID? = nil,
         ignoringCache: Bool = false
     ) async -> Result<RawResponse, RunwayError> {
-        let loadID = loadID ?? .next()
+        await performWatched(api, params: params, body: body, loadID: loadID ?? .next(), ignoringCache: ignoringCache)
+            .result
+    }
+
+    /// A load with the rules of ``perform(_:params:body:loadID:ignoringCache:)`` — the params
+    /// validator and the interceptors' hooks around it — also handing back the head of the last
+    /// answer.
+    func performWatched<Endpoint: API>(
+        _ api: Endpoint, params: Parameters, body: RequestBody?, loadID: LoadID, ignoringCache: Bool
+    ) async -> (result: Result<RawResponse, RunwayError>, answer: HTTPResponse?) {
         // Unwatched (the usual case): only the validator — no call to build, nothing to await
         // around the load.
         if InterceptedCall.isUnwatched(api, engine: self) {
-            if let refusal = InterceptedCall.validate(api, params) { return .failure(refusal) }
-            return await perform(
-                api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks()
-            ).result
+            if let refusal = InterceptedCall.validate(api, params) { return (.failure(refusal), nil) }
+            let outcome = await perform(
+                api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
+            return (outcome.result, outcome.answer)
         }
         let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
-        if let refusal { return .failure(refusal) }
-        let result = await perform(
-            api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks()
-        ).result
-        await call.land(result)
-        return result
+        if let refusal { return (.failure(refusal), nil) }
+        let outcome = await perform(
+            api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
+        await call.land(outcome.result)
+        return (outcome.result, outcome.answer)
     }
 
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with params given as an `Encodable`
