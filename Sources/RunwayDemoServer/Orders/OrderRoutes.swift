@@ -37,7 +37,8 @@ public struct OrderDesk: Sendable {
 enum OrderRoutes {
     static func add(to group: RouterGroup<ServerRequestContext>, desk: OrderDesk) {
         let count = NIOLockedValueBox(0)
-        group.add(middleware: IdempotencyMiddleware(store: desk.keys, limits: desk.limits))
+        let keys = IdempotencyMiddleware<ServerRequestContext>(store: desk.keys, limits: desk.limits)
+        group.add(middleware: keys)
             .post { request, context -> Response in
                 guard let key = request.headers[.idempotencyKey] else {
                     return JSONResponse.make(["code": 428, "reason": "idempotency_key_required"], status: .init(code: 428))
@@ -48,7 +49,8 @@ enum OrderRoutes {
                 else {
                     return JSONResponse.make(["code": 400, "reason": "queue_and_position_required"], status: .badRequest)
                 }
-                let (number, applied) = try await desk.ledger.apply(key: key, queue: queue, position: position)
+                let (number, applied) = try await desk.ledger.apply(
+                    client: keys.client(of: request, context: context), key: key, queue: queue, position: position)
                 let seen = count.withLockedValue { count in
                     count += 1
                     return count

@@ -6,31 +6,39 @@ public import RunwayServer
 public final class PostgresOrderLedger: OrderLedger {
     private let database: PostgresCollectorDatabase
 
-    /// A ledger over `database`; its table is made here if missing.
+    /// A ledger over `database`; its table is made here if missing, and a table of an earlier
+    /// version (unique by key alone) is made unique by client and key.
     public static func open(_ database: PostgresCollectorDatabase) async throws -> PostgresOrderLedger {
         try await database.client.query(
             """
             CREATE TABLE IF NOT EXISTS demo_order (
                 number BIGSERIAL PRIMARY KEY,
-                key TEXT NOT NULL UNIQUE,
+                client TEXT NOT NULL DEFAULT '',
+                key TEXT NOT NULL,
                 queue TEXT NOT NULL,
                 position BIGINT NOT NULL
             )
             """, logger: database.logger)
+        try await database.client.query(
+            "ALTER TABLE demo_order ADD COLUMN IF NOT EXISTS client TEXT NOT NULL DEFAULT ''", logger: database.logger)
+        try await database.client.query(
+            "ALTER TABLE demo_order DROP CONSTRAINT IF EXISTS demo_order_key_key", logger: database.logger)
+        try await database.client.query(
+            "CREATE UNIQUE INDEX IF NOT EXISTS demo_order_client_key ON demo_order (client, key)", logger: database.logger)
         return PostgresOrderLedger(database: database)
     }
 
     private init(database: PostgresCollectorDatabase) { self.database = database }
 
-    public func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
+    public func apply(client: String, key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
         let inserted = try await database.client.query(
             """
-            INSERT INTO demo_order (key, queue, position) VALUES (\(key), \(queue), \(position))
-            ON CONFLICT (key) DO NOTHING RETURNING number
+            INSERT INTO demo_order (client, key, queue, position) VALUES (\(client), \(key), \(queue), \(position))
+            ON CONFLICT (client, key) DO NOTHING RETURNING number
             """, logger: database.logger)
         for try await number in inserted.decode(Int64.self) { return (number, true) }
         let existing = try await database.client.query(
-            "SELECT number FROM demo_order WHERE key = \(key)", logger: database.logger)
+            "SELECT number FROM demo_order WHERE client = \(client) AND key = \(key)", logger: database.logger)
         for try await number in existing.decode(Int64.self) { return (number, false) }
         return (0, false)
     }

@@ -17,16 +17,34 @@ public final class SQLiteOrderLedger: OrderLedger {
                         queue TEXT NOT NULL,
                         position INTEGER NOT NULL
                     )
-                """)
+                """,
+            later: [
+                // Keys are each client's: the table again, unique by client and key.
+                """
+                CREATE TABLE demo_order_by_client (
+                    number INTEGER PRIMARY KEY AUTOINCREMENT,
+                    client TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    queue TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    UNIQUE (client, key)
+                );
+                INSERT INTO demo_order_by_client (number, client, key, queue, position)
+                    SELECT number, '', key, queue, position FROM demo_order;
+                DROP TABLE demo_order;
+                ALTER TABLE demo_order_by_client RENAME TO demo_order;
+                """
+            ])
     }
 
-    public func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
+    public func apply(client: String, key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
         try await pool.write { db in
             try db.execute(
-                sql: "INSERT INTO demo_order (key, queue, position) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING",
-                arguments: [key, queue, position])
+                sql: "INSERT INTO demo_order (client, key, queue, position) VALUES (?, ?, ?, ?) ON CONFLICT(client, key) DO NOTHING",
+                arguments: [client, key, queue, position])
             let applied = db.changesCount == 1
-            let number = try Int64.fetchOne(db, sql: "SELECT number FROM demo_order WHERE key = ?", arguments: [key]) ?? 0
+            let number = try Int64.fetchOne(
+                db, sql: "SELECT number FROM demo_order WHERE client = ? AND key = ?", arguments: [client, key]) ?? 0
             return (number, applied)
         }
     }

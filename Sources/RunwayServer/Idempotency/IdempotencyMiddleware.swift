@@ -152,6 +152,13 @@ public struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
         JSONResponse.make(["code": status.code, "reason": reason.rawValue], status: status)
     }
 
+    /// Who sent `request`, as its keys are scoped: a digest of the scope (never the credential
+    /// itself), for a handler that keeps the key with its effect and must not find another
+    /// client's under the same key.
+    package func client(of request: Request, context: Context) -> String {
+        Self.hex(SHA256.hash(data: Data(scope(request, context).utf8)))
+    }
+
     static func hex(_ digest: some Sequence<UInt8>) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
     }

@@ -14,14 +14,14 @@ import Testing
 /// that the test holds at its `apply` to make "a repeat while the first runs" certain.
 @Suite("Idempotency-Key on the server", .timeLimit(.minutes(10)))
 struct IdempotencyMiddlewareTests {
-    /// Orders kept in memory; an order whose position is 99 waits at `apply` for the test, and a
-    /// position of 500 fails (a 500) once.
+    /// Orders kept in memory, one per client and key; an order whose position is 99 waits at
+    /// `apply` for the test, and a position of 500 fails (a 500) once.
     final class GatedLedger: OrderLedger {
         let entered = AsyncStream<Void>.makeStream()
         let release = AsyncStream<Void>.makeStream()
-        let state = TestBox<(orders: [AppliedOrder], failed: Bool)>(([], false))
+        let state = TestBox<(orders: [(client: String, order: AppliedOrder)], failed: Bool)>(([], false))
 
-        func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
+        func apply(client: String, key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
             if position == 99 {
                 entered.continuation.yield()
                 var iterator = release.stream.makeAsyncIterator()
@@ -34,14 +34,16 @@ struct IdempotencyMiddlewareTests {
                 throw ApplyFailed()
             }
             return state.mutate { state in
-                if let known = state.orders.first(where: { $0.key == key }) { return (known.number, false) }
+                if let known = state.orders.first(where: { $0.client == client && $0.order.key == key }) {
+                    return (known.order.number, false)
+                }
                 let number = Int64(state.orders.count + 1)
-                state.orders.append(AppliedOrder(number: number, key: key, queue: queue, position: position))
+                state.orders.append((client, AppliedOrder(number: number, key: key, queue: queue, position: position)))
                 return (number, true)
             }
         }
 
-        func orders() async throws -> [AppliedOrder] { state.value.orders }
+        func orders() async throws -> [AppliedOrder] { state.value.orders.map(\.order) }
     }
 
     struct ApplyFailed: Error {}
@@ -101,11 +103,13 @@ struct IdempotencyMiddlewareTests {
             #expect(again.headers[.contentType] == "application/json; charset=utf-8")
             let other = try await Self.post(client, base, key: "order-1", body: #"{"queue":"q","position":2}"#)
             #expect(other.status == 422 && other.json["reason"] as? String == "idempotency_key_reused")
-            // Another client's same key is another key: run, not refused or replayed.
+            // Another client's same key is another key: run and applied, not refused, replayed or
+            // answered with the first client's order.
             let theirs = try await Self.post(
                 client, base, key: "order-1", body: #"{"queue":"q","position":2}"#, authorization: "Bearer someone-else")
             #expect(theirs.status == 201 && theirs.headers[.idempotentReplayed] == nil)
-            #expect(try await ledger.orders().count == 1)
+            #expect(theirs.json["applied"] as? Bool == true && theirs.json["number"] as? Int == 2)
+            #expect(try await ledger.orders().count == 2)
         }
     }
 

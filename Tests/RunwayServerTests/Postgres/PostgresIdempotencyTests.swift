@@ -32,13 +32,16 @@ struct PostgresIdempotencyTests {
                 }
                 #expect(claims.filter { $0 == .claimed }.count == 1)
                 #expect(claims.filter { $0 == .running }.count == 19)
-                // The ledger keeps one order per key, whichever process applies it.
+                // The ledger keeps one order per client and key, whichever process applies it;
+                // another client's same key is another order.
                 let ledgerA = try await PostgresOrderLedger.open(first)
                 let ledgerB = try await PostgresOrderLedger.open(second)
-                let applied = try await ledgerA.apply(key: "o-1", queue: "q", position: 1)
-                let again = try await ledgerB.apply(key: "o-1", queue: "q", position: 1)
+                let applied = try await ledgerA.apply(client: "alice", key: "o-1", queue: "q", position: 1)
+                let again = try await ledgerB.apply(client: "alice", key: "o-1", queue: "q", position: 1)
                 #expect(applied.applied && !again.applied && applied.number == again.number)
-                #expect(try await ledgerB.orders().map(\.key) == ["o-1"])
+                let theirs = try await ledgerB.apply(client: "bob", key: "o-1", queue: "q", position: 1)
+                #expect(theirs.applied && theirs.number != applied.number)
+                #expect(try await ledgerB.orders().map(\.key) == ["o-1", "o-1"])
             }
         }
     }

@@ -185,9 +185,9 @@ struct OutboxTests {
 
         init(_ inner: any OrderLedger) { self.inner = inner }
 
-        func apply(key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
+        func apply(client: String, key: String, queue: String, position: Int64) async throws -> (number: Int64, applied: Bool) {
             applies.mutate { $0 += 1 }
-            return try await inner.apply(key: key, queue: queue, position: position)
+            return try await inner.apply(client: client, key: key, queue: queue, position: position)
         }
 
         func orders() async throws -> [AppliedOrder] { try await inner.orders() }
