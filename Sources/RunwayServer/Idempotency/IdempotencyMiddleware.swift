@@ -155,7 +155,7 @@ public struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Who sent `request`, as its keys are scoped: a digest of the scope (never the credential
     /// itself), for a handler that keeps the key with its effect and must not find another
     /// client's under the same key.
-    package func client(of request: Request, context: Context) -> String {
+    public func client(of request: Request, context: Context) -> String {
         Self.hex(SHA256.hash(data: Data(scope(request, context).utf8)))
     }
 
