@@ -6,18 +6,21 @@ import RunwayServer
 public final class SQLiteOrderLedger: OrderLedger {
     private let pool: DatabasePool
 
+    /// The table as the first version made it: unique by key alone. A file made then is brought
+    /// up to date by the migrations after it.
+    package static let firstSchema = """
+        CREATE TABLE demo_order (
+            number INTEGER PRIMARY KEY AUTOINCREMENT,
+            key TEXT NOT NULL UNIQUE,
+            queue TEXT NOT NULL,
+            position INTEGER NOT NULL
+        )
+        """
+
     /// Opens (creating if needed) the ledger at `url`.
     public init(url: URL) throws {
         pool = try SQLiteFile.open(
-            url,
-            schema: """
-                    CREATE TABLE demo_order (
-                        number INTEGER PRIMARY KEY AUTOINCREMENT,
-                        key TEXT NOT NULL UNIQUE,
-                        queue TEXT NOT NULL,
-                        position INTEGER NOT NULL
-                    )
-                """,
+            url, schema: Self.firstSchema,
             later: [
                 // Keys are each client's: the table again, unique by client and key.
                 """

@@ -16,16 +16,7 @@ struct OrderLedgerTests {
         }
         // The earlier version: unique by key alone, one order in it.
         do {
-            let earlier = try SQLiteFile.open(
-                url,
-                schema: """
-                    CREATE TABLE demo_order (
-                        number INTEGER PRIMARY KEY AUTOINCREMENT,
-                        key TEXT NOT NULL UNIQUE,
-                        queue TEXT NOT NULL,
-                        position INTEGER NOT NULL
-                    )
-                    """)
+            let earlier = try SQLiteFile.open(url, schema: SQLiteOrderLedger.firstSchema)
             try await earlier.write { db in
                 try db.execute(sql: "INSERT INTO demo_order (key, queue, position) VALUES ('kept', 'q', 0)")
             }
