@@ -59,7 +59,7 @@ package final class InFlightOperations: Sendable {
         return outcome
     }
 
-    /// The outcome of `task`, or ``RunwayError/cancelled`` as soon as the waiting task is
+    /// The outcome of `task`, or `RunwayError/cancelled` as soon as the waiting task is
     /// cancelled (`task` goes on).
     private static func waitLeavingOnCancel(for task: Task<OperationOutcome, Never>) async -> OperationOutcome {
         let cancelled = OperationOutcome(result: .failure(.cancelled))

@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 import Runway
 
-/// The ``API`` one call of a generated operation becomes: named by its `operationID` (the name
-/// in logs, metrics, HAR files, cache keys and ``StubTransport`` samples), with the path, method
+/// The `API` one call of a generated operation becomes: named by its `operationID` (the name
+/// in logs, metrics, HAR files, cache keys and `StubTransport` samples), with the path, method
 /// and header fields the generated code made, and its ``OperationPolicy``.
 ///
 /// The generated code has already encoded everything: the answer is taken raw (the generated
@@ -40,7 +40,7 @@ struct OperationTarget {
     /// pairs, percent-decoded; a repeated name becomes an array, as Runway writes it again
     /// (`tag=a&tag=b`).
     ///
-    /// - throws: ``RunwayError/invalidRequest(reason:)`` for a malformed percent-escape.
+    /// - throws: `RunwayError/invalidRequest(reason:)` for a malformed percent-escape.
     init(_ target: String) throws(RunwayError) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = parts.first.map(String.init) ?? "/"

@@ -4,20 +4,20 @@ public import OpenAPIRuntime
 public import Runway
 
 /// Runs the operations of a client made by swift-openapi-generator through a Runway
-/// ``Engine``: each call is a load of a registered ``Service``, named by its `operationID`.
+/// `Engine`: each call is a load of a registered `Service`, named by its `operationID`.
 ///
 /// The generated client gets what a hand-written API gets: the service's environment and base
 /// URL, its credentials (one refresh for any number of calls refused at once), its signer,
 /// cookies, pins, adapters, interceptors and error handler; the cache, coalescing of identical
 /// `GET`s, retries, deadlines and the request strategy of its ``OperationPolicy``; logs,
-/// metrics, traces and HAR records under the operation's name; and ``StubTransport`` samples
+/// metrics, traces and HAR records under the operation's name; and `StubTransport` samples
 /// found by `operationID`.
 ///
 /// Every answer reaches the generated client as the response it is, whatever its status, once
 /// Runway is done with it (a refused credential renewed, a 503 retried as the policy says): the
 /// generated code decodes documented statuses and reports undocumented ones. A load that ends
 /// without an answer — no network, a timeout, a cancellation, a refused signature, a user who
-/// signed out meanwhile — throws its ``RunwayError``, which the generated client hands on inside
+/// signed out meanwhile — throws its `RunwayError`, which the generated client hands on inside
 /// its `ClientError` (`underlyingError`).
 ///
 /// The server URL given to the generated client is not used: the service's base URL for the
@@ -32,7 +32,7 @@ public struct RunwayClientTransport: ClientTransport {
     /// Policies by `operationID`.
     public var policies: [String: OperationPolicy]
     /// The largest request body taken from the generated client, in bytes; a larger one is
-    /// refused with ``RunwayError/invalidRequest(reason:)`` before anything is sent.
+    /// refused with `RunwayError/invalidRequest(reason:)` before anything is sent.
     public var maximumRequestBodySize: Int
 
     /// The calls in flight, for the request strategies that look at them.
