@@ -18,7 +18,8 @@ public struct OperationPolicy: Sendable {
     /// What a new call does while one of the same operation is in flight
     /// (`API/requestStrategy`): `RequestStrategy/cancelInFlight` cancels the earlier one
     /// (its caller gets a `ClientError` around `RunwayError/cancelled`);
-    /// `RequestStrategy/ignoreNewWhileLoading` hands the new caller the earlier one's answer.
+    /// `RequestStrategy/ignoreNewWhileLoading` hands the new caller the earlier one's answer
+    /// (a caller that leaves stops waiting; the load is cancelled when nobody waits).
     public var requestStrategy: RequestStrategy
     /// Whether identical `GET`s in flight share one request (`API/sharesIdenticalLoads`).
     public var sharesIdenticalLoads: Bool

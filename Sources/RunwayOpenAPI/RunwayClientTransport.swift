@@ -35,8 +35,8 @@ public struct RunwayClientTransport: ClientTransport {
     /// refused with `RunwayError/invalidRequest(reason:)` before anything is sent.
     public var maximumRequestBodySize: Int
 
-    /// The calls in flight, for the request strategies that look at them.
-    package let inFlight = InFlightOperations()
+    /// The calls in flight of the operations that cancel the earlier one.
+    private let inFlight = InFlightOperations()
 
     /// A transport for the operations of `service` on `engine`.
     public init(
@@ -64,15 +64,18 @@ public struct RunwayClientTransport: ClientTransport {
         let api = OperationAPI(
             name: operationID, service: service, path: target.path, method: request.method, headers: headers, policy: policy)
         let engine = engine
-        let load: @Sendable () async -> OperationOutcome = {
+        let load: @Sendable () async -> CallCoalescer.Outcome = {
             let (result, answer) = await engine.performReadingEveryStatus(api, params: target.params, body: requestBody)
-            return OperationOutcome(result: result, answer: answer)
+            return CallCoalescer.Outcome(result: result, answer: answer)
         }
-        let outcome: OperationOutcome
+        let outcome: CallCoalescer.Outcome
         switch policy.requestStrategy {
         case .allowConcurrent: outcome = await load()
         case .cancelInFlight: outcome = await inFlight.replacing(operationID, with: load)
-        case .ignoreNewWhileLoading: outcome = await inFlight.joining(operationID, or: load)
+        case .ignoreNewWhileLoading:
+            // The engine's coalescer, keyed by the operation instead of the request: a caller
+            // that leaves stops waiting, and the load is cancelled when nobody waits.
+            outcome = await engine.coalescer.run("operation \(service.rawValue) \(operationID)", load)
         }
         return try outcome.response(for: request.method)
     }
@@ -89,11 +92,7 @@ public struct RunwayClientTransport: ClientTransport {
     }
 }
 
-/// What one operation's load ended with: the engine's result and the head of the last answer.
-struct OperationOutcome: Sendable {
-    var result: Result<RawResponse, RunwayError>
-    var answer: HTTPResponse? = nil
-
+extension CallCoalescer.Outcome {
     /// The response the generated client reads: the answer, whatever its status; or the error
     /// of a load that ended without one.
     func response(for method: HTTPRequest.Method) throws(RunwayError) -> (HTTPResponse, HTTPBody?) {

@@ -8,9 +8,14 @@ import HTTPTypes
 /// waiter leaves never joins a call that is being cancelled: it starts a new one.
 package final class CallCoalescer: Sendable {
     /// What every caller of one call receives: its result, and the head of its last answer.
-    struct Outcome: Sendable {
-        var result: Result<RawResponse, RunwayError>
-        var answer: HTTPResponse? = nil
+    package struct Outcome: Sendable {
+        package var result: Result<RawResponse, RunwayError>
+        package var answer: HTTPResponse?
+
+        package init(result: Result<RawResponse, RunwayError>, answer: HTTPResponse? = nil) {
+            self.result = result
+            self.answer = answer
+        }
     }
 
     /// One shared call: who waits for it, and its task.
@@ -28,6 +33,13 @@ package final class CallCoalescer: Sendable {
     private let state = Locked(State())
     /// Told each time a load joins or starts a call (tests wait on it).
     package let joined = Locked<(@Sendable (String, Int) -> Void)?>(nil)
+
+    /// Runs `operation` once per key among concurrent callers, handing each the outcome; a
+    /// caller leaves when its task is cancelled. For calls other than the engine's flights (a
+    /// generated client's `ignoreNewWhileLoading`): their keys must not look like a flight's hash.
+    package func run(_ key: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome {
+        await run(key, cancellation: nil, onJoin: nil, operation)
+    }
 
     /// Runs `operation` once per key among concurrent callers, handing each the outcome.
     ///

@@ -65,7 +65,7 @@ struct IdempotencyMiddlewareTests {
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await client.execute(request, timeout: .seconds(60))
+        let response = try await client.execute(request, timeout: .seconds(300))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         var fields = HTTPFields()
         for header in response.headers {

@@ -10,6 +10,10 @@ import Testing
 
 /// `POST /orders` of the demo server.
 struct PlaceOrder: API {
+    /// A retry trigger more than a deadline: Linux URLSession sends a POST again without its body
+    /// when its reused connection died (a server restarted under it), and that try waits out
+    /// its deadline; the outbox sends the item again after it, and the key keeps it once. The
+    /// lost-answers test sets 2 s for that reason.
     var timeout: Duration = .seconds(30)
     var service: ServiceID { "orders" }
     var path: String { "/orders" }
