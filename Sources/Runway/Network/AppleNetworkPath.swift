@@ -9,10 +9,12 @@ enum AppleNetworkPath {
         // `currentPath` means nothing before `start` (it reads as unsatisfied). Until the first
         // update, which follows `start` at once, nothing is known: no load may fail for that.
         let monitor = NetworkMonitor(path: NetworkPath(isReachable: true, interfaces: []))
-        pathMonitor.pathUpdateHandler = { [weak monitor] update in monitor?.update(path(of: update)) }
-        pathMonitor.start(queue: DispatchQueue(label: "runway.network-monitor"))
+        pathMonitor.pathUpdateHandler = { [weak monitor] update in monitor?.systemReported(path(of: update)) }
         let running = RunningMonitor(pathMonitor)
-        monitor.setStop { running.monitor.cancel() }
+        monitor.follow {
+            pathMonitor.start(queue: DispatchQueue(label: "runway.network-monitor"))
+            return { running.monitor.cancel() }
+        }
         return monitor
     }
 

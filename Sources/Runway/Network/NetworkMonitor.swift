@@ -18,6 +18,8 @@ public final class NetworkMonitor: Sendable {
         var losses: [UInt64: @Sendable () -> Void] = [:]
         var nextLoss: UInt64 = 0
         var stop: (@Sendable () -> Void)?
+        /// Whether the system's readings still land (``system()`` until ``stop()``).
+        var followsSystem = false
     }
 
     /// An exchange watching for the path to go; ``NetworkMonitor/endWatch(_:)`` ends it.
@@ -37,8 +39,9 @@ public final class NetworkMonitor: Sendable {
     public static func system() -> NetworkMonitor {
         #if os(Linux)
         let monitor = NetworkMonitor(path: LinuxNetworkPath.current())
-        let watcher = LinuxNetworkPath.watch { [weak monitor] in monitor?.update(LinuxNetworkPath.current()) }
-        monitor.state.withLock { $0.stop = watcher }
+        monitor.follow {
+            LinuxNetworkPath.watch { [weak monitor] in monitor?.systemReported(LinuxNetworkPath.current()) }
+        }
         return monitor
         #elseif canImport(Network)
         return AppleNetworkPath.monitor()
@@ -67,7 +70,18 @@ public final class NetworkMonitor: Sendable {
     /// Sets the path; listeners hear of it when it differs from the last one. A path that
     /// becomes unreachable ends the engine's exchanges in flight.
     public func update(_ path: NetworkPath) {
+        apply(path, fromSystem: false)
+    }
+
+    /// A reading of the system's watcher: it lands only while the monitor follows the system,
+    /// so that one read just before ``stop()`` never overwrites a path set after it.
+    func systemReported(_ path: NetworkPath) {
+        apply(path, fromSystem: true)
+    }
+
+    private func apply(_ path: NetworkPath, fromSystem: Bool) {
         let (listeners, losses) = state.withLock { state -> ([AsyncStream<NetworkPath>.Continuation], [@Sendable () -> Void]) in
+            if fromSystem, !state.followsSystem { return ([], []) }
             guard state.path != path else { return ([], []) }
             state.path = path
             var losses: [@Sendable () -> Void] = []
@@ -139,6 +153,7 @@ public final class NetworkMonitor: Sendable {
         let (stop, listeners) = state.withLock { state in
             defer {
                 state.stop = nil
+                state.followsSystem = false
                 state.listeners = [:]
             }
             return (state.stop, Array(state.listeners.values))
@@ -151,7 +166,11 @@ public final class NetworkMonitor: Sendable {
         state.withLock { $0.stop }?()
     }
 
-    func setStop(_ stop: @escaping @Sendable () -> Void) {
+    /// Follows the system's readings until ``stop()``: `start` starts the watcher (its readings
+    /// land from then on) and returns what stops it.
+    func follow(_ start: () -> @Sendable () -> Void) {
+        state.withLock { $0.followsSystem = true }
+        let stop = start()
         state.withLock { $0.stop = stop }
     }
 }

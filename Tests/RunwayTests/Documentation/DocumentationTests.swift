@@ -205,11 +205,13 @@ struct DocumentationTests {
         // The engine of the snippet follows its monitor: with the path gone, a load fails at once.
         let (engine, network) = ArticleSnippets.offlineEngine(transport: URLSessionTransport())
         try engine.register(Service(id: "edge", baseURLs: [.release: "http://127.0.0.1:9"]))
+        // The system's watcher stops first: other tests add and remove veth links meanwhile, and
+        // each change made it read the real (reachable) path over the one set here.
+        network.stop()
         network.update(.unreachable)
         var api = AdHocAPI(path: "/health")
         api.service = "edge"
         let offline = await engine.perform(api)
-        network.stop()
         guard case .failure(.noNetwork(reason: .unreachable)) = offline else {
             Issue.record("with the monitor's path unreachable the load should fail with noNetwork(.unreachable), got \(offline)")
             return

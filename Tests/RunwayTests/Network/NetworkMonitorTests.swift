@@ -11,6 +11,18 @@ import Testing
 /// operation log and endpoint selectors do with the path.
 @Suite("Network monitor", .timeLimit(.minutes(10)))
 struct NetworkMonitorTests {
+    @Test("After stop, a reading the system's watcher made before it never lands over a path set by hand")
+    func stopEndsSystemReadings() {
+        let monitor = NetworkMonitor.system()
+        monitor.systemReported(.wired)
+        #expect(monitor.path == .wired, "while it follows the system, readings land")
+        monitor.stop()
+        monitor.update(.unreachable)
+        // The watcher's thread may have read the path just before stop and report it now.
+        monitor.systemReported(.wired)
+        #expect(monitor.path == .unreachable)
+    }
+
     @Test(
         "Linux: rtnetlink reports an interface coming up in a new network namespace",
         .enabled(if: IPRoute.isAvailable,
