@@ -15,9 +15,10 @@ public import Runway
 ///
 /// It speaks HTTP/1.1 and HTTP/2 (negotiated by ALPN over TLS) and keeps connections pooled per
 /// host; it hands bodies on as they came off the wire, and the engine undoes their content
-/// coding. Cancelling the calling task cancels the request, which closes its connection: the
-/// engine's deadline over the whole exchange, head and body, and a load's cancellation end it
-/// that way: the API's timeout is the only deadline (AsyncHTTPClient's own deadline, a second
+/// coding. Cancelling the calling task, or the request's ``TransportRequest/cancellation``,
+/// cancels the request, which closes its connection: the engine's deadline over the whole
+/// exchange, head and body, and a load's cancellation end it that way: the API's timeout is the
+/// only deadline (AsyncHTTPClient's own deadline, a second
 /// later, stops at the head; it sets no read timeout unless ``Connections/readTimeout`` asks
 /// for one). It never follows
 /// redirects: a 3xx comes back as a response, and the `Engine` decides about the next hop. It
@@ -99,6 +100,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// request that needs one.
     let madeClients = NIOLockedValueBox(MadeClients())
     let connections: Connections
+    /// Whether AsyncHTTPClient makes a span of each request. It starts that span in the calling
+    /// task's trace only through its `async` interface (its delegate interface starts it on the
+    /// event loop, outside any trace), so such a transport sends every request through that one.
+    let tracesRequests: Bool
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(connections: Connections = Connections()) {
@@ -109,7 +114,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Creates the transport over `client`, an `HTTPClient` the app already has (one event loop
     /// group and one pool for the whole app).
     ///
-    /// The transport sends with `client` as it is configured, so make it with
+    /// The transport sends with `client` as it is configured, so make it from
+    /// ``clientConfiguration(_:)``, or at least with
     /// `redirectConfiguration: .disallow` — the engine follows redirects itself, checking every
     /// hop — and leave its `decompression` `.disabled` (AsyncHTTPClient's default): the engine
     /// undoes content codings itself, and a body the client already inflated fails as not in
@@ -129,6 +135,10 @@ public final class AsyncHTTPClientTransport: Transport {
         self.client = client
         self.ownedClient = owned ? client : nil
         self.connections = connections
+        // A client passed in is taken to trace when a tracer is bootstrapped (AsyncHTTPClient's
+        // default); the transport's own clients trace when their configuration says so.
+        let tracer = owned ? connections.tracer ?? InstrumentationSystem.tracer : InstrumentationSystem.tracer
+        tracesRequests = !(tracer is NoOpTracer)
     }
 
     /// A transport released without ``shutdown()`` still closes its own clients, in the
@@ -138,7 +148,14 @@ public final class AsyncHTTPClientTransport: Transport {
         for owned in ownedClients { owned.shutdown { _ in } }
     }
 
-    static func clientConfiguration(_ connections: Connections) -> HTTPClient.Configuration {
+    /// The configuration the transport makes its own clients with from `connections`: no
+    /// redirects followed (the engine decides every hop), no decompression (the engine undoes
+    /// content codings), failed connections not retried (the API's retry policy decides), and
+    /// AsyncHTTPClient's tracer off unless a tracer is set or bootstrapped.
+    ///
+    /// Start from it to make the `HTTPClient` you pass to ``init(client:connections:)``, so that
+    /// it is configured as the transport expects.
+    public static func clientConfiguration(_ connections: Connections) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: connections.tlsConfiguration,
             // The engine owns redirects: it re-checks every hop against the service's rules.
@@ -183,10 +200,11 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Requests go to `TransportRequest.connectAddress` when it is set.
     public var supportsConnectAddress: Bool { true }
 
-    /// No: AsyncHTTPClient stops a request only when its task is cancelled, so the engine runs
-    /// each exchange in a task that `TransportRequest.cancellation` cancels (which closes the
-    /// connection).
-    public var honoursCancellation: Bool { false }
+    /// Yes: an exchange whose bodies are in memory (an API call) runs as an AsyncHTTPClient task
+    /// that ``TransportRequest/cancellation`` cancels, with no Swift task of its own; one that
+    /// streams a file either way, or that AsyncHTTPClient traces, runs in a task the handle
+    /// cancels.
+    public var honoursCancellation: Bool { true }
 
     /// The leaf certificate's key, on every new connection. AsyncHTTPClient hands a connection's
     /// checks the peer's leaf certificate only (its connection factory makes the TLS handler
@@ -198,7 +216,72 @@ public final class AsyncHTTPClientTransport: Transport {
         guard let scheme = request.head.scheme, let authority = request.head.authority else {
             throw RunwayError(.unsendableURL)
         }
-        var outbound = HTTPClientRequest(url: "\(scheme)://\(authority)\(request.head.path ?? "/")")
+        try request.refuseUncheckablePins(checking: pinScopes)
+        let url = "\(scheme)://\(authority)\(request.head.path ?? "/")"
+        // Bytes in memory both ways (every API call): AsyncHTTPClient hands each part of the
+        // answer to the engine's collector on the connection's event loop, and one hop brings
+        // the whole answer back. Files either way are read and written off the event loop, and
+        // a traced request goes where AsyncHTTPClient's span joins the load's trace.
+        let inMemory =
+            request.sinkKeepsInMemory && !tracesRequests && request.uploadProgress == nil
+            && (request.content.map { $0.data != nil } ?? true)
+        do {
+            if inMemory { return try await sendInMemory(request, url: url, authority: authority) }
+            guard let cancellation = request.cancellation else {
+                return try await sendStreaming(request, url: url, authority: authority)
+            }
+            return try await cancellation.run { try await self.sendStreaming(request, url: url, authority: authority) }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// The client for `authority`: the shared one, or the one made for its chosen address or pins.
+    private func lease(for request: TransportRequest, authority: String) throws -> ClientLease {
+        // The host matters only to a chosen address; pins name their host themselves.
+        let host = request.connectAddress == nil ? "" : AuthorityHost.of(authority)
+        return try lease(for: host, connectingTo: request.connectAddress, pins: request.pins)
+    }
+
+    /// AsyncHTTPClient's deadline covers the head only: a backstop a second behind the engine's,
+    /// so that the engine's deadline is the one that ends a silent exchange (as URLSession's
+    /// idle timeout is the API's plus a second).
+    private static func backstop(_ request: TransportRequest) -> NIODeadline {
+        .now() + nanoseconds(request.timeout) + .seconds(1)
+    }
+
+    /// An exchange whose body, both ways, is bytes in memory: an AsyncHTTPClient task whose
+    /// parts go to the request's sink as they arrive, ended by the request's cancellation handle.
+    private func sendInMemory(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
+        var headers = HTTPHeaders()
+        for line in request.head.headerFields.headerLines { headers.add(name: line.name, value: line.value) }
+        let outbound = try HTTPClient.Request(
+            url: url, method: HTTPMethod(rawValue: request.head.method.rawValue), headers: headers,
+            body: request.content?.data.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+        let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
+        let lease = try self.lease(for: request, authority: authority)
+        defer { release(lease) }
+        let delegate = SinkDelegate(sink: target)
+        let task = lease.client.execute(
+            request: outbound, delegate: delegate, eventLoop: .indifferent, deadline: Self.backstop(request), logger: nil)
+        // Ended by the handle, and — for a caller without an engine, or a transport of an app's
+        // own that hands it none — by cancelling the calling task.
+        let registration = request.cancellation?.register { task.cancel() }
+        defer { if let registration { request.cancellation?.end(registration) } }
+        let answer = try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
+        }
+        return try gathering?.response(head: answer.head, httpVersion: answer.version)
+            ?? TransportResponse(head: answer.head, body: Data(), httpVersion: answer.version)
+    }
+
+    /// An exchange that reads its body from files, reports upload progress, or writes its
+    /// answer to a sink that may block (a download's file): through AsyncHTTPClient's `async`
+    /// interface, so that files are read and written in the calling task, never on an event loop.
+    private func sendStreaming(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
+        var outbound = HTTPClientRequest(url: url)
         outbound.method = HTTPMethod(rawValue: request.head.method.rawValue)
         for line in request.head.headerFields.headerLines {
             outbound.headers.add(name: line.name, value: line.value)
@@ -212,33 +295,28 @@ public final class AsyncHTTPClientTransport: Transport {
                     BodyChunks(body: content, progress: request.uploadProgress), length: .known(content.length))
             }
         }
-        let timeout = Self.nanoseconds(request.timeout)
-        try request.refuseUncheckablePins(checking: pinScopes)
-        do {
-            let lease = try self.lease(
-                for: AuthorityHost.of(authority), connectingTo: request.connectAddress, pins: request.pins)
-            defer { release(lease) }
-            // AsyncHTTPClient's deadline covers the head only: a backstop a second behind the
-            // engine's, so that the engine's deadline is the one that ends a silent exchange
-            // (as URLSession's idle timeout is the API's plus a second).
-            let response = try await lease.client.execute(outbound, deadline: .now() + timeout + .seconds(1))
-            // A client the app passed in may follow redirects by itself; its answer skipped the
-            // engine's checks of each hop, so it is refused.
-            guard response.history.count <= 1 else { throw TransportFault.followedRedirects }
-            let version = "HTTP/\(response.version.major)\(response.version.major >= 2 ? "" : ".\(response.version.minor)")"
-            let head = Self.head(of: response)
-            // Every chunk to the sink as it arrives (the engine's, which decodes and bounds the
-            // body, or a download's file); without one, to a gathering kept here.
-            let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
-            try target.begin(head)
-            for try await chunk in response.body {
-                try chunk.withUnsafeReadableBytes { try target.write($0) }
-            }
-            return try gathering?.response(head: head, httpVersion: version)
-                ?? TransportResponse(head: head, body: Data(), httpVersion: version)
-        } catch {
-            throw Self.classify(error)
+        let lease = try self.lease(for: request, authority: authority)
+        defer { release(lease) }
+        let response = try await lease.client.execute(outbound, deadline: Self.backstop(request))
+        // A client the app passed in may follow redirects by itself; its answer skipped the
+        // engine's checks of each hop, so it is refused.
+        guard response.history.count <= 1 else { throw TransportFault.followedRedirects }
+        let version = Self.versionName(response.version)
+        let head = Self.head(status: response.status, headers: response.headers)
+        // Every chunk to the sink as it arrives (the engine's, which decodes and bounds the
+        // body, or a download's file); without one, to a gathering kept here.
+        let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
+        try target.begin(head)
+        for try await chunk in response.body {
+            try chunk.withUnsafeReadableBytes { try target.write($0) }
         }
+        return try gathering?.response(head: head, httpVersion: version)
+            ?? TransportResponse(head: head, body: Data(), httpVersion: version)
+    }
+
+    /// `HTTP/2`, `HTTP/1.1`: how a response names its version.
+    static func versionName(_ version: HTTPVersion) -> String {
+        "HTTP/\(version.major)\(version.major >= 2 ? "" : ".\(version.minor)")"
     }
 
     /// `duration` as a `TimeAmount`, clamped to what one can hold (an API may ask for a timeout
@@ -251,13 +329,14 @@ public final class AsyncHTTPClientTransport: Transport {
         return .nanoseconds(overflow || overflowAgain ? .max : sum)
     }
 
-    static func head(of response: HTTPClientResponse) -> HTTPResponse {
+    static func head(status: HTTPResponseStatus, headers: HTTPHeaders) -> HTTPResponse {
         var fields = HTTPFields()
-        for header in response.headers {
+        fields.reserveCapacity(headers.count)
+        for header in headers {
             guard let name = HTTPField.Name(header.name) else { continue }
             fields.append(HTTPField(name: name, value: header.value))
         }
-        return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
+        return HTTPResponse(status: .init(code: Int(status.code)), headerFields: fields)
     }
 
     /// `error` as the error an app meets: the fact AsyncHTTPClient's or SwiftNIO's error names,

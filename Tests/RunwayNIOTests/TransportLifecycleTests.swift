@@ -52,6 +52,27 @@ struct TransportLifecycleTests {
         }
     }
 
+    @Test("through an engine, where the answer streams into memory on the event loop, a client that follows redirects is refused too")
+    func appClientFollowingRedirectsThroughTheEngine() async throws {
+        let server = try await DemoServer.start()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await withCleanup({
+            try? await client.shutdown()
+            await server.stop()
+        }) {
+            let engine = Engine(transport: AsyncHTTPClientTransport(client: client), metrics: nil)
+            try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
+            let result = await engine.perform(AdHocAPI(path: "/faults/redirect"), params: ["to": "/echo/hop"])
+            guard case .failure(.invalidRequest(let reason)) = result else {
+                Issue.record("expected the followed redirect refused, got \(result)")
+                return
+            }
+            #expect(reason.contains("redirect"))
+            let plain = await engine.perform(AdHocAPI(path: "/echo/plain"))
+            #expect((try? plain.get())?.status == .ok, "the in-memory path sends an ordinary load as usual")
+        }
+    }
+
     @Test("shutdown closes every client the transport made, the pinned hosts' too")
     func shutdownClosesAll() async throws {
         let server = try await DemoServer.start()

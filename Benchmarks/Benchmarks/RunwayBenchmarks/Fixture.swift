@@ -33,6 +33,7 @@ final class Fixture: @unchecked Sendable {
 
     private(set) var server: ListingServer.Child?
     private(set) var rawClient: HTTPClient?
+    private(set) var shippedClient: HTTPClient?
     private(set) var transport: AsyncHTTPClientTransport?
     private(set) var nioEngine: Engine?
     private(set) var sessionEngine: Engine?
@@ -40,6 +41,11 @@ final class Fixture: @unchecked Sendable {
     private(set) var delegatedSession: URLSession?
     private(set) var sessionTransport: URLSessionTransport?
     private(set) var listingsURL = ""
+    private(set) var baseURL = ""
+    /// Numbers that make each load of an in-flight line a request of its own (`?n=…`), for
+    /// Runway and the raw clients alike: identical loads in flight at once share one request in
+    /// Runway (its coalescing), and a ratio would then count loads that were never sent.
+    let numbers = LoadNumbers()
     /// The clients of the TLS lines.
     private(set) var secure: SecureClients?
 
@@ -49,11 +55,19 @@ final class Fixture: @unchecked Sendable {
         let server = try ListingServer.Child(authority: authority)
         self.server = server
         listingsURL = server.baseURL + "/listings"
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Self.connections
-        rawClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let transport = AsyncHTTPClientTransport(
-            connections: .init(maximumConnectionsPerHost: Self.connections))
+        baseURL = server.baseURL
+        // The raw client is configured exactly as Runway's transport configures its own: the
+        // same pool, timeouts, no redirects, no decompression, and AsyncHTTPClient's tracer off
+        // (no tracer is bootstrapped here), so that a ratio is the layer's cost, not a setting's.
+        let connections = AsyncHTTPClientTransport.Connections(maximumConnectionsPerHost: Self.connections)
+        rawClient = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
+        // AsyncHTTPClient as shipped (its tracer on, a no-op span per request): what an app
+        // that makes a client without thinking of tracing has.
+        var shipped = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        shipped.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Self.connections
+        shippedClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: shipped)
+        let transport = AsyncHTTPClientTransport(connections: connections)
         self.transport = transport
         let service = Service(id: .bench, baseURLs: [.release: server.baseURL])
         // Failures only, as a production app logs: the raw clients log nothing either.
@@ -76,6 +90,7 @@ final class Fixture: @unchecked Sendable {
 
     func stop() async throws {
         try await rawClient?.shutdown()
+        try await shippedClient?.shutdown()
         try await transport?.shutdown()
         try await secure?.shutdown()
         session?.finishTasksAndInvalidate()
@@ -84,41 +99,60 @@ final class Fixture: @unchecked Sendable {
 
     // MARK: - One load each way, its body parsed and checked
 
-    func rawAsyncHTTPClient() async throws {
-        try Self.check(try await rawAsyncHTTPClientParsed().object)
+    func rawAsyncHTTPClient(distinct: Bool = false) async throws {
+        try Self.check(try await rawAsyncHTTPClientParsed(distinct: distinct).object)
+    }
+
+    /// The listing's URL, with a number of its own when the load must be `distinct`.
+    func url(distinct: Bool) -> String {
+        distinct ? listingsURL + "?n=\(numbers.next())" : listingsURL
+    }
+
+    /// The load's params for Runway: the same number, when the load must be `distinct`.
+    func params(distinct: Bool) -> Parameters {
+        distinct ? ["n": .int(numbers.next())] : [:]
+    }
+
+    /// The same exchange over AsyncHTTPClient as shipped (its tracer on), parsed by Runway's
+    /// parser: the line that shows what the tracer setting alone is worth.
+    func shippedAsyncHTTPClientRunwayParser() async throws {
+        guard let shippedClient else { throw FixtureError.notStarted }
+        let response = try await shippedClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        try Self.check(try JSON(parsing: Data(body.readableBytesView)))
     }
 
     /// The parsed body, for a caller that takes it to another isolation (the main actor) as an
     /// app takes its model to its views.
-    func rawAsyncHTTPClientParsed() async throws -> ParsedBody {
+    func rawAsyncHTTPClientParsed(distinct: Bool = false) async throws -> ParsedBody {
         guard let rawClient else { throw FixtureError.notStarted }
-        let response = try await rawClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
+        let response = try await rawClient.execute(HTTPClientRequest(url: url(distinct: distinct)), timeout: .seconds(20))
         let body = try await response.body.collect(upTo: 1 << 20)
         return ParsedBody(object: try JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
     }
 
     /// The same exchange with the body parsed by Runway's own parser (`JSON`): the baseline that
     /// takes the parser out of a ratio, so that what is left is the layer's own cost.
-    func rawAsyncHTTPClientRunwayParser() async throws {
-        try Self.check(try await rawAsyncHTTPClientRunwayParsed())
+    func rawAsyncHTTPClientRunwayParser(distinct: Bool = false) async throws {
+        try Self.check(try await rawAsyncHTTPClientRunwayParsed(distinct: distinct))
     }
 
     /// The body parsed by Runway's parser, for a caller that takes it to the main actor.
-    func rawAsyncHTTPClientRunwayParsed() async throws -> JSON {
+    func rawAsyncHTTPClientRunwayParsed(distinct: Bool = false) async throws -> JSON {
         guard let rawClient else { throw FixtureError.notStarted }
-        let response = try await rawClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
+        let response = try await rawClient.execute(HTTPClientRequest(url: url(distinct: distinct)), timeout: .seconds(20))
         let body = try await response.body.collect(upTo: 1 << 20)
         return try JSON(parsing: Data(body.readableBytesView))
     }
 
-    func rawURLSessionRunwayParser() async throws {
-        guard let session, let url = URL(string: listingsURL) else { throw FixtureError.notStarted }
+    func rawURLSessionRunwayParser(distinct: Bool = false) async throws {
+        guard let session, let url = URL(string: url(distinct: distinct)) else { throw FixtureError.notStarted }
         let (data, _) = try await session.data(from: url)
         try Self.check(try JSON(parsing: data))
     }
 
-    func rawURLSession(delegated: Bool = false) async throws {
-        guard let session = delegated ? delegatedSession : session, let url = URL(string: listingsURL) else {
+    func rawURLSession(delegated: Bool = false, distinct: Bool = false) async throws {
+        guard let session = delegated ? delegatedSession : session, let url = URL(string: url(distinct: distinct)) else {
             throw FixtureError.notStarted
         }
         let (data, _) = try await session.data(from: url)
@@ -136,15 +170,15 @@ final class Fixture: @unchecked Sendable {
         try Self.check(JSONSerialization.jsonObject(with: response.body))
     }
 
-    func runwayEngine(_ engine: Engine?) async throws {
+    func runwayEngine(_ engine: Engine?, distinct: Bool = false) async throws {
         guard let engine else { throw FixtureError.notStarted }
-        let response = try await engine.perform(ListingsAPI()).get()
+        let response = try await engine.perform(ListingsAPI(), params: params(distinct: distinct)).get()
         guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
     }
 
     @MainActor
-    func runwayManager(_ manager: APIManager<ListingsAPI>) async throws {
-        let response = try await manager.load()
+    func runwayManager(_ manager: APIManager<ListingsAPI>, distinct: Bool = false) async throws {
+        let response = try await manager.load(with: params(distinct: distinct))
         guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
     }
 
@@ -170,6 +204,19 @@ final class Fixture: @unchecked Sendable {
             }
             try await group.waitForAll()
         }
+    }
+}
+
+/// A number per load, from any thread.
+final class LoadNumbers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = 0
+
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        last += 1
+        return last
     }
 }
 

@@ -94,25 +94,32 @@ enum InterleavedBenchmarks {
             try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
         }
         // 32 in flight: each run is a batch of loads kept 32 deep, alternating as above.
-        let rawInFlight: Baselines = (inFlight(raw.serialization), inFlight(raw.runwayParser))
+        // Each load a request of its own (`Fixture.numbers`): identical loads in flight at once
+        // would share one request in Runway.
+        let rawInFlight: Baselines = (
+            inFlight { try await fixture.rawAsyncHTTPClient(distinct: true) },
+            inFlight { try await fixture.rawAsyncHTTPClientRunwayParser(distinct: true) }
+        )
         line("GET 32 in flight, interleaved: Runway Engine ÷ raw AsyncHTTPClient", concurrentEngine) { engine in
-            try await ratios(rounds: 20, loadsPerRun: 1, raw: rawInFlight, runway: inFlight { try await fixture.runwayEngine(engine) })
+            try await ratios(
+                rounds: 20, loadsPerRun: 1, raw: rawInFlight, runway: inFlight { try await fixture.runwayEngine(engine, distinct: true) })
         }
         line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from the main actor", concurrentManager) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
             return try await ratios(rounds: 20, loadsPerRun: 1,
                 raw: (
-                    inFlight { try await MainActorLoop.rawOnMain(fixture) },
-                    inFlight { try await MainActorLoop.rawOnMainRunwayParser(fixture) }
+                    inFlight { try await MainActorLoop.rawOnMain(fixture, distinct: true) },
+                    inFlight { try await MainActorLoop.rawOnMainRunwayParser(fixture, distinct: true) }
                 ),
-                runway: inFlight { try await fixture.runwayManager(manager) })
+                runway: inFlight { try await fixture.runwayManager(manager, distinct: true) })
         }
         line("GET 32 in flight, interleaved: Runway APIManager ÷ raw AsyncHTTPClient, both called from background tasks", concurrentManagerOffMain) { engine in
             let manager = await APIManager(ListingsAPI(), engine: engine)
             return try await ratios(rounds: 20, loadsPerRun: 1, raw: rawInFlight,
-                runway: inFlight { try await fixture.runwayManager(manager) })
+                runway: inFlight { try await fixture.runwayManager(manager, distinct: true) })
         }
         registerURLSession(fixture)
+        TracingBenchmarks.register(fixture)
     }
 
     /// Runway's engine over its URLSession transport against raw URLSession (an ephemeral
@@ -136,8 +143,12 @@ enum InterleavedBenchmarks {
                 let ratios = width == 1
                     ? try await ratios(rounds: 25, raw: raw, runway: runway)
                     : try await ratios(
-                        rounds: 10, loadsPerRun: 1, raw: (inFlight(raw.serialization), inFlight(raw.runwayParser)),
-                        runway: inFlight(runway))
+                        rounds: 10, loadsPerRun: 1,
+                        raw: (
+                            inFlight { try await fixture.rawURLSession(distinct: true) },
+                            inFlight { try await fixture.rawURLSessionRunwayParser(distinct: true) }
+                        ),
+                        runway: inFlight { try await fixture.runwayEngine(fixture.sessionEngine, distinct: true) })
                 benchmark.measurement(serialization, ratios.serialization)
                 benchmark.measurement(runwayParser, ratios.runwayParser)
             }

@@ -81,7 +81,9 @@ enum LaunchChild {
         let app = try LaunchSetting(folder: folder, baseURL: baseURL)
         switch way {
         case .raw:
-            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            // Configured as Runway's transport configures its own client (its tracer off among them).
+            let client = HTTPClient(
+                eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(.init()))
             onMain += clock.now - mark
             try await SecureClients.raw(client, url: baseURL + "/listings")
             let delivered = (clock.now, threadCPU())

@@ -87,34 +87,34 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { try await fixture.rawURLSession(delegated: true) }
     }
 
-    // Concurrent: 32 loads in flight at all times.
+    // Concurrent: 32 loads in flight at all times, each a request of its own (`Fixture.numbers`).
     Benchmark("GET 32 in flight: raw AsyncHTTPClient + JSONSerialization") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawAsyncHTTPClient() }
+        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawAsyncHTTPClient(distinct: true) }
     }
     Benchmark("GET 32 in flight: raw AsyncHTTPClient + Runway's parser") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
-            try await fixture.rawAsyncHTTPClientRunwayParser()
+            try await fixture.rawAsyncHTTPClientRunwayParser(distinct: true)
         }
     }
     Benchmark("GET 32 in flight: Runway Engine over AsyncHTTPClient") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
-            try await fixture.runwayEngine(fixture.nioEngine)
+            try await fixture.runwayEngine(fixture.nioEngine, distinct: true)
         }
     }
     Benchmark("GET 32 in flight: Runway APIManager over AsyncHTTPClient") { benchmark in
         guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
         let manager = await APIManager(ListingsAPI(), engine: engine)
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.runwayManager(manager) }
+        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.runwayManager(manager, distinct: true) }
     }
     Benchmark("GET 32 in flight: raw URLSession + JSONSerialization") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSession() }
+        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSession(distinct: true) }
     }
     Benchmark("GET 32 in flight: raw URLSession + Runway's parser") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSessionRunwayParser() }
+        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSessionRunwayParser(distinct: true) }
     }
     Benchmark("GET 32 in flight: Runway Engine over URLSession") { benchmark in
         try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
-            try await fixture.runwayEngine(fixture.sessionEngine)
+            try await fixture.runwayEngine(fixture.sessionEngine, distinct: true)
         }
     }
 
@@ -159,23 +159,23 @@ enum MainActorLoop {
         }
     }
 
-    static func rawOnMain(_ fixture: Fixture) async throws {
-        try Fixture.check(try await offMain(fixture).object)
+    static func rawOnMain(_ fixture: Fixture, distinct: Bool = false) async throws {
+        try Fixture.check(try await offMain(fixture, distinct: distinct).object)
     }
 
     /// The same, the body parsed by Runway's parser.
-    static func rawOnMainRunwayParser(_ fixture: Fixture) async throws {
-        try Fixture.check(try await offMainRunwayParser(fixture))
+    static func rawOnMainRunwayParser(_ fixture: Fixture, distinct: Bool = false) async throws {
+        try Fixture.check(try await offMainRunwayParser(fixture, distinct: distinct))
     }
 
     @concurrent
-    nonisolated static func offMain(_ fixture: Fixture) async throws -> ParsedBody {
-        try await fixture.rawAsyncHTTPClientParsed()
+    nonisolated static func offMain(_ fixture: Fixture, distinct: Bool = false) async throws -> ParsedBody {
+        try await fixture.rawAsyncHTTPClientParsed(distinct: distinct)
     }
 
     @concurrent
-    nonisolated static func offMainRunwayParser(_ fixture: Fixture) async throws -> JSON {
-        try await fixture.rawAsyncHTTPClientRunwayParsed()
+    nonisolated static func offMainRunwayParser(_ fixture: Fixture, distinct: Bool = false) async throws -> JSON {
+        try await fixture.rawAsyncHTTPClientRunwayParsed(distinct: distinct)
     }
 }
 

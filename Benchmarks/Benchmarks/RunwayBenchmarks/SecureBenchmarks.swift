@@ -28,10 +28,10 @@ enum SecureBenchmarks {
                     ratios = try await InterleavedBenchmarks.ratios(
                         rounds: 20, loadsPerRun: 1,
                         raw: (
-                            InterleavedBenchmarks.inFlight(width: width) { try await secure.raw(version) },
-                            InterleavedBenchmarks.inFlight(width: width) { try await secure.rawRunwayParser(version) }
+                            InterleavedBenchmarks.inFlight(width: width) { try await secure.raw(version, distinct: true) },
+                            InterleavedBenchmarks.inFlight(width: width) { try await secure.rawRunwayParser(version, distinct: true) }
                         ),
-                        runway: InterleavedBenchmarks.inFlight(width: width) { try await secure.runway(version) })
+                        runway: InterleavedBenchmarks.inFlight(width: width) { try await secure.runway(version, distinct: true) })
                 }
                 benchmark.measurement(metrics.serialization, ratios.serialization)
                 benchmark.measurement(metrics.runwayParser, ratios.runwayParser)

@@ -46,12 +46,10 @@ final class SecureClients: Sendable {
 
     func pair(_ version: Version) -> Pair { version == .http1 ? http1 : http2 }
 
-    /// The raw client's configuration for `version`: what the transport's ``connections(_:tls:)`` sets.
+    /// The raw client's configuration for `version`: the transport's own, from the same settings
+    /// (no redirects, no decompression, its tracer off, the same pool).
     static func configuration(_ version: Version, tls: TLSConfiguration) -> HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
-        configuration.httpVersion = version == .http1 ? .http1Only : .automatic
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Fixture.connections
-        return configuration
+        AsyncHTTPClientTransport.clientConfiguration(connections(version, tls: tls))
     }
 
     /// The transport's settings for `version`.
@@ -93,11 +91,21 @@ final class SecureClients: Sendable {
         try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
     }
 
-    func raw(_ version: Version) async throws { try await Self.raw(pair(version).raw, url: listingsURL) }
-
-    func rawRunwayParser(_ version: Version) async throws {
-        try await Self.rawRunwayParser(pair(version).raw, url: listingsURL)
+    /// The listing's URL, with a number of its own when the load must be `distinct` (see
+    /// ``Fixture/numbers``).
+    func url(distinct: Bool) -> String {
+        distinct ? listingsURL + "?n=\(Fixture.shared.numbers.next())" : listingsURL
     }
 
-    func runway(_ version: Version) async throws { try await Fixture.shared.runwayEngine(pair(version).engine) }
+    func raw(_ version: Version, distinct: Bool = false) async throws {
+        try await Self.raw(pair(version).raw, url: url(distinct: distinct))
+    }
+
+    func rawRunwayParser(_ version: Version, distinct: Bool = false) async throws {
+        try await Self.rawRunwayParser(pair(version).raw, url: url(distinct: distinct))
+    }
+
+    func runway(_ version: Version, distinct: Bool = false) async throws {
+        try await Fixture.shared.runwayEngine(pair(version).engine, distinct: distinct)
+    }
 }

@@ -42,8 +42,8 @@ enum SoakBenchmarks {
                 benchmark.measurement(growth, (now - baseline) * 1_000 / max(baseline, 1))
             }
         }
-        line("Runway Engine over URLSession") { try await fixture.runwayEngine(fixture.sessionEngine) }
-        line("raw URLSession") { try await fixture.rawURLSession() }
+        line("Runway Engine over URLSession") { try await fixture.runwayEngine(fixture.sessionEngine, distinct: true) }
+        line("raw URLSession") { try await fixture.rawURLSession(distinct: true) }
     }
 
 }

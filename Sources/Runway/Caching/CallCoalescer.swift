@@ -41,6 +41,38 @@ package final class CallCoalescer: Sendable {
         await run(key, cancellation: nil, onJoin: nil, operation)
     }
 
+    /// Starts the call `id` of `key`, whose entry is already recorded, in a task of its own: at
+    /// once on this thread where the platform can (no hop before the call's first wait), and
+    /// never under the lock, since the call may itself wait on another key (a credential's
+    /// renewal). A call every waiter left before its task was recorded is cancelled here.
+    private func start(_ key: String, id: UInt64, _ operation: @escaping @Sendable () async -> Outcome) {
+        let task: Task<Void, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task = Task.immediate { self.finish(key, id: id, with: await operation()) }
+        } else {
+            task = Task { self.finish(key, id: id, with: await operation()) }
+        }
+        let recorded = state.withLock { state -> Bool in
+            guard var call = state.calls[key], call.id == id else { return false }
+            call.task = task
+            state.calls[key] = call
+            return true
+        }
+        // Every waiter left while the task was being made (or the call is already over).
+        if !recorded { task.cancel() }
+    }
+
+    /// Hands the outcome of call `id` to everyone waiting for it, and ends the call (unless
+    /// every waiter already left and a new call of the key began).
+    private func finish(_ key: String, id: UInt64, with outcome: Outcome) {
+        let waiting = state.withLock { state -> [OneShot<Outcome>] in
+            guard let call = state.calls[key], call.id == id else { return [] }
+            state.calls.removeValue(forKey: key)
+            return Array(call.waiters.values)
+        }
+        for waiter in waiting { waiter.resolve(outcome) }
+    }
+
     /// Runs `operation` once per key among concurrent callers, handing each the outcome.
     ///
     /// - parameters:
@@ -59,20 +91,10 @@ package final class CallCoalescer: Sendable {
                 return (existing.id, existing.waiters.count)
             }
             state.lastID += 1
-            let id = state.lastID
-            // Started under the lock, so a waiter can never find the call without its task.
-            let task = Task {
-                let outcome = await operation()
-                let waiting = self.state.withLock { state -> [OneShot<Outcome>] in
-                    guard let call = state.calls[key], call.id == id else { return [] }
-                    state.calls.removeValue(forKey: key)
-                    return Array(call.waiters.values)
-                }
-                for waiter in waiting { waiter.resolve(outcome) }
-            }
-            state.calls[key] = Call(id: id, waiters: [identity: waiter], task: task)
-            return (id, 1)
+            state.calls[key] = Call(id: state.lastID, waiters: [identity: waiter], task: nil)
+            return (state.lastID, 1)
         }
+        if count == 1 { start(key, id: callID, operation) }
         joined.withLock { $0 }?(key, count)
         if count > 1 { onJoin?() }
         let leave: @Sendable () -> Void = {

@@ -24,15 +24,41 @@ struct FlightKey {
         var all = service.commonParams
         all.merge(params) { _, own in own }
         guard let paramsData = try? JSON.object(all).encoded() else { return nil }
-        let signIn = api.authenticates ? service.credentials.authentication?.epoch.description ?? "" : ""
-        let parts = [
-            "runway-flight-1", service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name,
-            api.method.rawValue, api.path, String(decoding: paramsData, as: UTF8.self),
-            fields.map { "\($0.name.canonicalName)=\($0.value)" }.joined(separator: "\n"), signIn,
-            "\(api.timeout) \(api.totalTimeout.map { "\($0)" } ?? "-") \(api.maximumResponseSize) \(api.responseFormat)",
+        // Every part goes into the digest behind its length, so no choice of values can make
+        // two different calls share a key; nothing is formatted through reflection (an enum's
+        // or a duration's description costs more than the rest of the key).
+        var digest = SHA256()
+        func add(_ part: String) {
+            var part = part
+            part.withUTF8 { bytes in
+                withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { digest.update(bufferPointer: $0) }
+                digest.update(bufferPointer: UnsafeRawBufferPointer(bytes))
+            }
+        }
+        func add(_ number: Int64) {
+            withUnsafeBytes(of: number.littleEndian) { digest.update(bufferPointer: $0) }
+        }
+        add("runway-flight-2")
+        let names = [
+            service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name, api.method.rawValue,
+            api.path,
         ]
-        // Lengths first, so no choice of values can make two different calls share a text.
-        let canonical = parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
-        hash = RequestSignature.hex(SHA256.hash(data: Data(canonical.utf8)))
+        for part in names { add(part) }
+        add(Int64(paramsData.count))
+        paramsData.withUnsafeBytes { digest.update(bufferPointer: $0) }
+        add(Int64(fields.count))
+        for field in fields {
+            add(field.name.canonicalName)
+            add(field.value)
+        }
+        add(api.authenticates ? service.credentials.authentication?.epoch.description ?? "" : "")
+        for duration in [api.timeout, api.totalTimeout ?? .zero] {
+            add(duration.components.seconds)
+            add(duration.components.attoseconds)
+        }
+        add(api.totalTimeout == nil ? 0 : 1)
+        add(Int64(api.maximumResponseSize))
+        add(api.responseFormat == .json ? 0 : 1)
+        hash = RequestSignature.hex(digest.finalize())
     }
 }

@@ -74,7 +74,8 @@ extension Engine {
                 hopTrace?.end()
                 throw .noNetwork(reason: .unreachable)
             }
-            seen.request = CredentialRedaction.redacting(request.head, also: credentialNames)
+            let redacted = CredentialRedaction.redacting(request.head, also: credentialNames)
+            seen.request = redacted
             let address = connectAddress(for: request.head, service: service)
             seen.address = address
             let response: TransportResponse
@@ -142,9 +143,7 @@ extension Engine {
                 allowsInsecureHTTP: service.connection.allowsInsecureHTTP)
             switch step {
             case .land:
-                return Exchanged(
-                    response: response, request: CredentialRedaction.redacting(request.head, also: credentialNames),
-                    carriedCredential: withCredentials)
+                return Exchanged(response: response, request: redacted, carriedCredential: withCredentials)
             case .refuse(let error):
                 throw error
             case .follow(let hop):

@@ -43,6 +43,7 @@ extension Engine {
             head: prepared.head, content: prepared.body, timeout: deadline - .now, apiName: api.name,
             uploadProgress: progress, responseSink: decoding)
         outgoing.connectAddress = connectAddress
+        outgoing.sinkKeepsInMemory = collector != nil
         outgoing.pins = pins(forAuthority: prepared.head.authority)
         let sentAt = ContinuousClock.now
         let (result, ended) =

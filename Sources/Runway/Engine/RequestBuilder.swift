@@ -111,6 +111,8 @@ enum RequestBuilder {
     /// The API path without its leading slashes, with bytes no path may hold percent-encoded.
     static func encodePath(_ path: String) -> String {
         let trimmed = path.drop(while: { $0 == "/" })
+        // Most paths need nothing encoded: no byte-by-byte rebuilding for them.
+        if trimmed.utf8.allSatisfy({ pathAllowed.contains($0) }) { return String(trimmed) }
         var output = ""
         for byte in trimmed.utf8 {
             if pathAllowed.contains(byte) {

@@ -267,13 +267,20 @@ public enum RequestSignature {
 
     /// Lowercase hex of `bytes`.
     public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var output = [UInt8]()
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
+        // Written once into a string of the right size: the engine makes one per flight key.
+        let input = Array(bytes)
+        return String(unsafeUninitializedCapacity: input.count * 2) { output in
+            for (index, byte) in input.enumerated() {
+                output[2 * index] = hexDigit(byte >> 4)
+                output[2 * index + 1] = hexDigit(byte & 0x0F)
+            }
+            return input.count * 2
         }
-        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The lowercase hex digit of `nibble` (0…15).
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// Splits a request path into path and query at the first `?`.

@@ -94,6 +94,10 @@ public struct TransportRequest: Sendable {
     /// ``PublicKeyPins/scope`` (see ``Transport/pinScopes``) fails the request instead of
     /// sending it unchecked.
     public var pins: PublicKeyPins?
+    /// Whether ``responseSink`` only keeps bytes in memory (the engine's collector), so that a
+    /// transport may feed it from its network thread; `false` for a download's file, or a sink
+    /// a caller without an engine set, which may block.
+    package var sinkKeepsInMemory = false
 
     /// Creates a transport request.
     public init(
