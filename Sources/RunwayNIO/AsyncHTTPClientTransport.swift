@@ -253,10 +253,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// An exchange whose body, both ways, is bytes in memory: an AsyncHTTPClient task whose
     /// parts go to the request's sink as they arrive, ended by the request's cancellation handle.
     private func sendInMemory(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
-        var headers = HTTPHeaders()
-        for line in request.head.headerFields.headerLines { headers.add(name: line.name, value: line.value) }
         let outbound = try HTTPClient.Request(
-            url: url, method: HTTPMethod(rawValue: request.head.method.rawValue), headers: headers,
+            url: url, method: HTTPMethod(rawValue: request.head.method.rawValue), headers: Self.headers(of: request.head),
             body: request.content?.data.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
         let lease = try self.lease(for: request, authority: authority)
@@ -283,9 +281,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private func sendStreaming(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
         var outbound = HTTPClientRequest(url: url)
         outbound.method = HTTPMethod(rawValue: request.head.method.rawValue)
-        for line in request.head.headerFields.headerLines {
-            outbound.headers.add(name: line.name, value: line.value)
-        }
+        outbound.headers = Self.headers(of: request.head)
         if let content = request.content {
             if let data = content.data, request.uploadProgress == nil {
                 outbound.body = .bytes(ByteBuffer(bytes: data))
@@ -327,6 +323,13 @@ public final class AsyncHTTPClientTransport: Transport {
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
         return .nanoseconds(overflow || overflowAgain ? .max : sum)
+    }
+
+    /// `head`'s header fields as AsyncHTTPClient takes them, one line per value.
+    static func headers(of head: HTTPRequest) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for line in head.headerFields.headerLines { headers.add(name: line.name, value: line.value) }
+        return headers
     }
 
     static func head(status: HTTPResponseStatus, headers: HTTPHeaders) -> HTTPResponse {

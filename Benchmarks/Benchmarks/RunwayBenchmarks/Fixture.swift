@@ -104,8 +104,11 @@ final class Fixture: @unchecked Sendable {
     }
 
     /// The listing's URL, with a number of its own when the load must be `distinct`.
-    func url(distinct: Bool) -> String {
-        distinct ? listingsURL + "?n=\(numbers.next())" : listingsURL
+    func url(distinct: Bool) -> String { numbered(listingsURL, distinct: distinct) }
+
+    /// `url` with a number of its own (`?n=…`) when the load must be `distinct`.
+    func numbered(_ url: String, distinct: Bool) -> String {
+        distinct ? url + "?n=\(numbers.next())" : url
     }
 
     /// The load's params for Runway: the same number, when the load must be `distinct`.

@@ -91,18 +91,12 @@ final class SecureClients: Sendable {
         try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
     }
 
-    /// The listing's URL, with a number of its own when the load must be `distinct` (see
-    /// ``Fixture/numbers``).
-    func url(distinct: Bool) -> String {
-        distinct ? listingsURL + "?n=\(Fixture.shared.numbers.next())" : listingsURL
-    }
-
     func raw(_ version: Version, distinct: Bool = false) async throws {
-        try await Self.raw(pair(version).raw, url: url(distinct: distinct))
+        try await Self.raw(pair(version).raw, url: Fixture.shared.numbered(listingsURL, distinct: distinct))
     }
 
     func rawRunwayParser(_ version: Version, distinct: Bool = false) async throws {
-        try await Self.rawRunwayParser(pair(version).raw, url: url(distinct: distinct))
+        try await Self.rawRunwayParser(pair(version).raw, url: Fixture.shared.numbered(listingsURL, distinct: distinct))
     }
 
     func runway(_ version: Version, distinct: Bool = false) async throws {

@@ -59,6 +59,6 @@ struct FlightKey {
         add(api.totalTimeout == nil ? 0 : 1)
         add(Int64(api.maximumResponseSize))
         add(api.responseFormat == .json ? 0 : 1)
-        hash = RequestSignature.hex(digest.finalize())
+        hash = digest.finalize().withUnsafeBytes { RequestSignature.hex($0) }
     }
 }

@@ -267,9 +267,14 @@ public enum RequestSignature {
 
     /// Lowercase hex of `bytes`.
     public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        // Written once into a string of the right size: the engine makes one per flight key.
-        let input = Array(bytes)
-        return String(unsafeUninitializedCapacity: input.count * 2) { output in
+        // Written once into a string of the right size (the engine makes one per flight key),
+        // straight from the bytes when they are contiguous.
+        if let text = bytes.withContiguousStorageIfAvailable(hex(contiguous:)) { return text }
+        return Array(bytes).withUnsafeBufferPointer(hex(contiguous:))
+    }
+
+    private static func hex(contiguous input: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: input.count * 2) { output in
             for (index, byte) in input.enumerated() {
                 output[2 * index] = hexDigit(byte >> 4)
                 output[2 * index + 1] = hexDigit(byte & 0x0F)
