@@ -179,8 +179,9 @@ final class Fixture: @unchecked Sendable {
         guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
     }
 
-    @MainActor
-    func runwayManager(_ manager: APIManager<ListingsAPI>, distinct: Bool = false) async throws {
+    /// One load through `manager`, where the caller is: on the main actor from a main-actor
+    /// line, in a background task from a background one.
+    nonisolated(nonsending) func runwayManager(_ manager: APIManager<ListingsAPI>, distinct: Bool = false) async throws {
         let response = try await manager.load(with: params(distinct: distinct))
         guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
     }

@@ -1,5 +1,10 @@
 import Foundation
 
+/// Params given as an `Encodable` value (a struct of the screen's filters).
+///
+/// These overloads are disfavoured: a dictionary literal (`["city": "sh"]`) is read as
+/// ``Parameters`` — what it means — and not as a `[String: String]` to encode, which would cost
+/// an encoding, and for a caller off the main actor a visit to it.
 extension APIManager {
     /// ``loadData(with:body:ignoringCache:)`` with params given as an `Encodable` value,
     /// encoded with the API's ``API/jsonEncoder`` (see ``Swift/Dictionary/init(encoding:with:)``).
@@ -9,6 +14,7 @@ extension APIManager {
     /// The value is encoded in this call, on the main actor, so the load is admitted at once as
     /// `loadData` promises: keep params small, and send a large payload as
     /// `body: .json(value)`, which is encoded off the main actor.
+    @_disfavoredOverload
     @discardableResult
     public func loadData(
         with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false
@@ -26,6 +32,7 @@ extension APIManager {
     ///
     /// - throws: ``RunwayError/paramsInvalid(reason:)`` when the value does not encode to an
     ///   object; otherwise as ``load(with:body:ignoringCache:)``.
+    @_disfavoredOverload
     @discardableResult
     public func load(
         with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false
@@ -34,6 +41,7 @@ extension APIManager {
     }
 
     /// ``load(with:body:ignoringCache:reformedBy:)`` with params given as an `Encodable` value.
+    @_disfavoredOverload
     public func load<R: Reformer>(
         with params: some Encodable & Sendable, body: RequestBody? = nil, ignoringCache: Bool = false,
         reformedBy reformer: R

@@ -14,7 +14,8 @@ extension APIManager {
     func begin(
         params: Parameters, body: RequestBody? = nil, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?,
         ignoringCache: Bool = false, beforeLanding: (@Sendable (Result<RawResponse, RunwayError>) -> Void)? = nil,
-        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil, onPreview: ((RawResponse) -> Void)? = nil
+        onFinish: (@MainActor (Result<RawResponse, RunwayError>) -> Void)? = nil,
+        onPreview: (@MainActor (RawResponse) -> Void)? = nil
     ) -> LoadID? {
         let flight: Flight
         switch admitLoad(
@@ -59,7 +60,8 @@ extension APIManager {
     ///   caller's task may not.
     func admitLoad(
         params: Parameters, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?, joinable: Bool,
-        onFinish: ((Result<RawResponse, RunwayError>) -> Void)? = nil, onPreview: ((RawResponse) -> Void)? = nil
+        onFinish: (@MainActor (Result<RawResponse, RunwayError>) -> Void)? = nil,
+        onPreview: (@MainActor (RawResponse) -> Void)? = nil
     ) -> LoadAdmission {
         let id = LoadID.next()
         let call = CallInfo(loadID: id, apiName: api.name, service: api.service, params: params)
@@ -78,9 +80,11 @@ extension APIManager {
         for interceptor in interceptors {
             if case .veto(let reason) = interceptor.shouldCall(call) { return refused(.vetoed(reason: reason)) }
         }
-        let (admission, superseded) = book.admit(
-            id, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter,
-            joinable: joinable)
+        let (admission, superseded) = state.withLock {
+            $0.book.admit(
+                id, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter,
+                joinable: joinable)
+        }
         guard case .start = admission else { return .joined }
         for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
         return .flying(flight)
@@ -116,18 +120,39 @@ extension APIManager {
         return (.success(response), shaped)
     }
 
-    /// The outcome of a load its caller ran, back on the main actor.
+    /// The outcome of a load its caller ran, landed where the caller runs: a load whose delivery
+    /// needs nothing of the main actor (no interceptors, delegate or joined callers) is only
+    /// recorded, without visiting it; any other is delivered on the main actor.
     ///
     /// A caller whose task was cancelled gets ``RunwayError/cancelled`` and the load is delivered
     /// as cancelled, as for a caller that waited on a load's task; a load the manager cancelled
     /// meanwhile (superseded, all requests cancelled) was delivered as cancelled already.
-    func landInCallersTask(_ id: LoadID, _ result: Result<RawResponse, RunwayError>)
+    nonisolated(nonsending) func landInCallersTask(_ id: LoadID, _ result: Result<RawResponse, RunwayError>) async
         -> Result<RawResponse, RunwayError>
     {
-        guard Task.isCancelled else { return land(id, result) ? result : .failure(.cancelled) }
+        let cancelled = Task.isCancelled
+        let outcome: Result<RawResponse, RunwayError> = cancelled ? .failure(.cancelled) : result
         tasks.remove(id)
-        if let entry = book.finish(id) { deliver(entry, .failure(.cancelled)) }
-        return .failure(.cancelled)
+        // Finished and, when nothing else is to be done, recorded in one step.
+        let entry = state.withLock { state -> LoadBook<Waiter, Flight>.Entry? in
+            guard let entry = state.book.finish(id) else { return nil }
+            if !entry.needsMainActor { state.record(outcome, of: id) }
+            return entry
+        }
+        guard let entry else { return .failure(.cancelled) }
+        if entry.needsMainActor { await deliverLanded(entry, outcome, received: !cancelled) }
+        return outcome
+    }
+
+    /// Delivers a load finished in the book off the main actor; `received`: the engine's
+    /// outcome, which the interceptors see arrive first (not a cancellation).
+    private func deliverLanded(
+        _ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>, received: Bool
+    ) {
+        if received {
+            for interceptor in entry.context.interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
+        }
+        deliver(entry, result)
     }
 
     /// The engine's outcome reached the main actor.
@@ -137,9 +162,8 @@ extension APIManager {
     @discardableResult
     func land(_ id: LoadID, _ result: Result<RawResponse, RunwayError>) -> Bool {
         tasks.remove(id)
-        guard let entry = book.finish(id) else { return false }
-        for interceptor in entry.context.interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
-        deliver(entry, result)
+        guard let entry = state.withLock({ $0.book.finish(id) }) else { return false }
+        deliverLanded(entry, result, received: true)
         return true
     }
 
@@ -148,11 +172,12 @@ extension APIManager {
     /// ``rawResponse`` — unless the load already ended (cancelled, superseded), so that a stored
     /// answer never follows the network's.
     func deliverPreview(_ id: LoadID, _ response: RawResponse) {
-        guard let entry = book.entries[id] else { return }
-        rawResponse = response
-        lastError = nil
-        successes += 1
-        if (newestSucceeded?.rawValue ?? 0) < id.rawValue { newestSucceeded = id }
+        let entry = state.withLock { state -> LoadBook<Waiter, Flight>.Entry? in
+            guard let entry = state.book.entries[id] else { return nil }
+            state.record(.success(response), of: id)
+            return entry
+        }
+        guard let entry else { return }
         entry.context.onPreview?(response)
         if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: id) }
     }
@@ -163,7 +188,7 @@ extension APIManager {
     /// - returns: Whether it was delivered (not already delivered as cancelled).
     func landTransfer(_ id: LoadID, _ result: Result<RawResponse, RunwayError>, keepsResponse: Bool) -> Bool {
         tasks.remove(id)
-        guard let entry = book.finish(id) else { return false }
+        guard let entry = state.withLock({ $0.book.finish(id) }) else { return false }
         for interceptor in entry.context.interceptors { interceptor.didReceiveResponse(entry.context.call, result: result) }
         deliver(entry, result, keepsResponse: keepsResponse)
         return true
@@ -171,9 +196,9 @@ extension APIManager {
 
     /// Delivers on a later turn of the main actor, so that no outcome arrives from inside the
     /// call that started the load; nothing is delivered if the manager is gone by then.
-    func deliverLater(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
+    nonisolated func deliverLater(_ entry: LoadBook<Waiter, Flight>.Entry, _ result: Result<RawResponse, RunwayError>) {
         let id = LoadID.next()
-        let task = Task { [weak self] in
+        let task = Task { @MainActor [weak self] in
             guard let self else { return }
             self.tasks.remove(id)
             self.deliver(entry, result)
@@ -189,20 +214,14 @@ extension APIManager {
         let call = entry.context.call
         let interceptors = entry.context.interceptors
         entry.context.onFinish?(result)
+        if keepsResponse { state.withLock { $0.record(result, of: call.loadID) } }
         switch result {
         case .success(let response):
-            if keepsResponse {
-                rawResponse = response
-                lastError = nil
-                successes += 1
-                if (newestSucceeded?.rawValue ?? 0) < call.loadID.rawValue { newestSucceeded = call.loadID }
-            }
             for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }
             if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(.delivered(result)) }
             for interceptor in interceptors { interceptor.afterPerformSuccess(call, response: response) }
         case .failure(let error):
-            if keepsResponse { lastError = error }
             for interceptor in interceptors { interceptor.beforePerformFailure(call, error: error) }
             if entry.notifiesDelegate { delegate?.apiManager(self, didFail: error, load: call.loadID) }
             for waiter in entry.waiters { waiter.resolve(.delivered(result)) }
@@ -229,7 +248,11 @@ extension APIManager {
     }
 
     func abandon(_ waiter: Waiter) {
-        guard let id = book.abandon(where: { $0 === waiter }), let entry = book.finish(id) else { return }
+        let abandoned = state.withLock { state -> (LoadID, LoadBook<Waiter, Flight>.Entry)? in
+            guard let id = state.book.abandon(where: { $0 === waiter }), let entry = state.book.finish(id) else { return nil }
+            return (id, entry)
+        }
+        guard let (id, entry) = abandoned else { return }
         cancelAndDeliver(id, entry)
     }
 }

@@ -50,7 +50,7 @@ extension APIManager where Endpoint: PagedAPI {
     }
 
     private func resetPaging(_ params: Parameters?) {
-        if let loading = paging.loading, let entry = book.finish(loading) {
+        if let loading = paging.loading, let entry = state.withLock({ $0.book.finish(loading) }) {
             // Superseded by the refresh: delivered as cancelled, its late landing dropped.
             cancelAndDeliver(loading, entry)
         }
@@ -64,8 +64,9 @@ extension APIManager where Endpoint: PagedAPI {
         let api = self.api
         // Read in the load's own task, off the main actor: a `.raw` page's body is parsed there.
         let following = Locked<PageRequest?>(nil)
-        var started: LoadID?
-        started = begin(
+        // The load's id, known once `begin` returns: what the finish hook checks it is still the page loading.
+        let started = Locked<LoadID?>(nil)
+        let id = begin(
             params: params, strategy: .allowConcurrent, notifiesDelegate: notifiesDelegate, waiter: waiter,
             beforeLanding: { result in
                 if case .success(let response) = result {
@@ -74,7 +75,7 @@ extension APIManager where Endpoint: PagedAPI {
                 }
             },
             onFinish: { [weak self] result in
-                guard let self, self.paging.loading == started else { return }
+                guard let self, self.paging.loading == started.withLock({ $0 }) else { return }
                 self.paging.loading = nil
                 if case .success = result {
                     self.paging.current = page
@@ -82,7 +83,8 @@ extension APIManager where Endpoint: PagedAPI {
                     self.paging.isLastPage = self.paging.next == nil
                 }
             })
-        paging.loading = started
-        return started
+        started.withLock { $0 = id }
+        paging.loading = id
+        return id
     }
 }

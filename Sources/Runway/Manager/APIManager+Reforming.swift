@@ -14,10 +14,10 @@ extension APIManager {
     ///   ``RunwayError/invalidResponse(reason:)`` when the reformer fails.
     public func reformLastResponse<R: Reformer>(with reformer: R) async throws(RunwayError) -> R.Output {
         while true {
-            guard let response = rawResponse else { throw .noContent }
-            let generation = successes
+            let (last, generation) = state.withLock { ($0.rawResponse, $0.successes) }
+            guard let response = last else { throw .noContent }
             let value = try await Self.reform(response, with: reformer)
-            if generation == successes { return value }
+            if generation == state.withLock({ $0.successes }) { return value }
         }
     }
 
@@ -42,7 +42,7 @@ extension APIManager {
         -> R.Output?
     {
         let value = try await Self.reform(response, with: reformer)
-        if let newest = newestSucceeded, newest.rawValue > load.rawValue { return nil }
+        if let newest = state.withLock({ $0.newestSucceeded }), newest.rawValue > load.rawValue { return nil }
         return value
     }
 

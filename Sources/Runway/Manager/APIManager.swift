@@ -33,27 +33,35 @@ public final class APIManager<Endpoint: API>: APIManaging {
     typealias Flight = LoadFlight
 
     /// The API this manager calls. Change it to call the same endpoint with other path values.
-    public var api: Endpoint
+    public var api: Endpoint {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
     /// The engine the calls go through.
     public let engine: Engine
     /// Receives the outcome of every load started with ``loadData(with:body:ignoringCache:)-(Parameters?,_,_)``.
     public weak var delegate: (any APIManagerDelegate)?
     /// Supplies params when a load is given none.
-    public weak var paramSource: (any APIManagerParamSource)?
-    public internal(set) var rawResponse: RawResponse?
-    public internal(set) var lastError: RunwayError?
-    /// The latest-started load that has succeeded: what ``reformNewest(_:of:with:)`` compares to.
-    var newestSucceeded: LoadID?
-    /// Successes delivered: how ``reformLastResponse(with:)`` knows ``rawResponse`` changed under it.
-    var successes = 0
+    public weak var paramSource: (any APIManagerParamSource)? {
+        didSet {
+            let isSet = paramSource != nil
+            state.withLock { $0.hasParamSource = isSet }
+        }
+    }
+    public var rawResponse: RawResponse? { state.withLock { $0.rawResponse } }
+    public var lastError: RunwayError? { state.withLock { $0.lastError } }
 
-    var book = LoadBook<Waiter, Flight>()
+    /// ``api`` where a caller off the main actor reads it too.
+    let current: Locked<Endpoint>
+    /// The loads in flight and the last outcome, where a caller off the main actor admits and
+    /// lands its own load.
+    let state = Locked(LoadState())
     var paging = PagingState()
     let tasks = TaskBag()
 
     /// Creates the manager of `api`, calling through `engine`.
     public init(_ api: Endpoint, engine: Engine = .shared) {
-        self.api = api
+        current = Locked(api)
         self.engine = engine
     }
 
@@ -62,7 +70,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     }
 
     public var apiName: String { api.name }
-    public var isLoading: Bool { !book.isEmpty }
+    public var isLoading: Bool { state.withLock { !$0.book.isEmpty } }
 
     /// Starts a load whose outcome goes to the ``delegate``.
     ///
@@ -91,6 +99,12 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// (``RequestStrategy/ignoreNewWhileLoading``); the manager ends it through a
     /// ``LoadCancellation`` when a strategy or ``cancelAllRequests()`` says so.
     ///
+    /// Called from a task off the main actor, a load that needs nothing of the main actor — no
+    /// interceptors, params given or no ``paramSource`` to ask, a strategy other than
+    /// ``RequestStrategy/ignoreNewWhileLoading`` — never visits it: it is admitted, sent and
+    /// landed (``rawResponse``, ``lastError``) where its caller runs, as a plain `await` on the
+    /// engine would be. Otherwise the main actor admits and lands it, as for a caller on it.
+    ///
     /// - parameters:
     ///   - params: The params; `nil` asks the ``paramSource`` (or sends none).
     ///   - body: The body (an `Encodable` value, bytes, a file, a form); with it, params go into
@@ -99,16 +113,17 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// - throws: ``RunwayError``, exactly as a delegate would receive it; a reformer's own error
     ///   becomes ``RunwayError/invalidResponse(reason:)``.
     @discardableResult
-    public func load(
+    nonisolated(nonsending) public func load(
         with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false
     ) async throws(RunwayError) -> Endpoint.DefaultReformer.Output {
         // The default of every API that declares none: nothing to shape.
         if Endpoint.DefaultReformer.self == RawResponseReformer.self {
             let response = try await loadResponse(with: params, body: body, ignoringCache: ignoringCache)
             if let raw = response as? Endpoint.DefaultReformer.Output { return raw }
-            return try await Self.reform(response, with: api.defaultReformer)
+            return try await Self.reform(response, with: current.withLock { $0 }.defaultReformer)
         }
-        return try await load(with: params, body: body, ignoringCache: ignoringCache, reformedBy: api.defaultReformer)
+        return try await load(
+            with: params, body: body, ignoringCache: ignoringCache, reformedBy: current.withLock { $0 }.defaultReformer)
     }
 
     /// Loads and returns the answer shaped by `reformer` (the view's own shape, over the API's
@@ -120,7 +135,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     ///
     /// - throws: ``RunwayError``; a reformer's own error becomes
     ///   ``RunwayError/invalidResponse(reason:)``.
-    public func load<R: Reformer>(
+    nonisolated(nonsending) public func load<R: Reformer>(
         with params: Parameters? = nil, body: RequestBody? = nil, ignoringCache: Bool = false, reformedBy reformer: R
     ) async throws(RunwayError) -> R.Output {
         let (response, reformed) = try await loadLanded(with: params, body: body, ignoringCache: ignoringCache) {
@@ -131,7 +146,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
     }
 
     /// The load of ``load(with:body:ignoringCache:)``, before any reformer.
-    func loadResponse(
+    nonisolated(nonsending) func loadResponse(
         with params: Parameters?, body: RequestBody?, ignoringCache: Bool
     ) async throws(RunwayError) -> RawResponse {
         try await loadLanded(with: params, body: body, ignoringCache: ignoringCache, shape: Shape<Never>?.none).response
@@ -146,8 +161,47 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// others may join (it flew in a task of its own), which its caller shapes after.
     ///
     /// The load lands (``rawResponse``, interceptors, delegate rules) whether or not `shape`
-    /// succeeds; its error is the caller's alone.
-    private func loadLanded<Output: Sendable>(
+    /// succeeds; its error is the caller's alone. A load that needs nothing of the main actor
+    /// runs where its caller is; any other on the main actor.
+    nonisolated(nonsending) private func loadLanded<Output: Sendable>(
+        with params: Parameters?, body: RequestBody?, ignoringCache: Bool, shape: Shape<Output>?
+    ) async throws(RunwayError) -> (response: RawResponse, shaped: Result<Output, RunwayError>?) {
+        let api = current.withLock { $0 }
+        let asksParamSource = params == nil && state.withLock { $0.hasParamSource }
+        guard !asksParamSource, api.requestStrategy != .ignoreNewWhileLoading,
+            Self.interceptors(of: api, engine: engine).isEmpty
+        else {
+            return try await loadLandedOnMainActor(with: params, body: body, ignoringCache: ignoringCache, shape: shape)
+        }
+        let params = params ?? [:]
+        let id = LoadID.next()
+        let flight = Flight(call: CallInfo(loadID: id, apiName: api.name, service: api.service, params: params), interceptors: [])
+        do {
+            try api.paramsValidator.validate(params)
+        } catch {
+            let refused = RunwayError.paramsInvalid(reason: error.reason)
+            state.withLock { $0.record(.failure(refused), of: id) }
+            throw refused
+        }
+        let cancellation = LoadCancellation()
+        let superseded = state.withLock {
+            $0.book.admit(
+                id, context: flight, strategy: api.requestStrategy, notifiesDelegate: false, waiter: nil, joinable: false
+            ).cancelled
+        }
+        tasks.insert(cancellation, for: id)
+        for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
+        // Cancelled on the main actor between the two: its handle was not there to cancel.
+        if state.withLock({ $0.book.entries[id] == nil }) { cancellation.cancel() }
+        let (result, shaped) = await Self.fly(
+            api, engine: engine, params: params, body: body, loadID: id, ignoringCache: ignoringCache,
+            cancellation: cancellation, shape: shape)
+        return (try await landInCallersTask(id, result).get(), shaped)
+    }
+
+    /// ``loadLanded(with:body:ignoringCache:shape:)`` for a load the main actor admits and lands:
+    /// one with interceptors, a param source to ask, or others who may join it.
+    private func loadLandedOnMainActor<Output: Sendable>(
         with params: Parameters?, body: RequestBody?, ignoringCache: Bool, shape: Shape<Output>?
     ) async throws(RunwayError) -> (response: RawResponse, shaped: Result<Output, RunwayError>?) {
         let params = resolve(params)
@@ -172,7 +226,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
             let (result, shaped) = await Self.fly(
                 api, engine: engine, params: params, body: body, loadID: id, ignoringCache: ignoringCache,
                 cancellation: cancellation, shape: shape)
-            return (try landInCallersTask(id, result).get(), shaped)
+            return (try await landInCallersTask(id, result).get(), shaped)
         }
     }
 
@@ -227,23 +281,26 @@ public final class APIManager<Endpoint: API>: APIManaging {
     /// - returns: Whether the load was still in flight and is now cancelled.
     @discardableResult
     public func cancel(_ id: LoadID) -> Bool {
-        guard let entry = book.finish(id) else { return false }
+        guard let entry = state.withLock({ $0.book.finish(id) }) else { return false }
         cancelAndDeliver(id, entry)
         return true
     }
 
     public func cancelAllRequests() {
-        for (id, entry) in book.finishAll() { cancelAndDeliver(id, entry) }
+        for (id, entry) in state.withLock({ $0.book.finishAll() }) { cancelAndDeliver(id, entry) }
     }
 
     /// Cancels the task of a load already finished in the book and delivers it as cancelled.
-    func cancelAndDeliver(_ id: LoadID, _ entry: LoadBook<Waiter, Flight>.Entry) {
+    nonisolated func cancelAndDeliver(_ id: LoadID, _ entry: LoadBook<Waiter, Flight>.Entry) {
         tasks.cancel(id)
         deliverLater(entry, .failure(.cancelled))
     }
 
     /// The service's interceptors, then the API's.
-    var interceptors: [any Interceptor] {
+    var interceptors: [any Interceptor] { Self.interceptors(of: api, engine: engine) }
+
+    /// The service's interceptors, then the API's, of `api` as registered with `engine`.
+    nonisolated static func interceptors(of api: Endpoint, engine: Engine) -> [any Interceptor] {
         let own = api.interceptors
         let service = engine.interceptors(of: api.service)
         return own.isEmpty ? service : service + own

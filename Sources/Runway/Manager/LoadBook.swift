@@ -90,6 +90,8 @@ struct LoadBook<Waiter, Context> {
     }
 }
 
+extension LoadBook.Entry: Sendable where Waiter: Sendable, Context: Sendable {}
+
 extension LoadBook {
     /// Removes `waiter` from whichever load it waits on.
     ///

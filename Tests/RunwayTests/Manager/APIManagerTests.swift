@@ -78,16 +78,9 @@ struct APIManagerTests {
 
     @Test("the param source supplies params when a load has none")
     func paramSource() async throws {
-        final class Filters: APIManagerParamSource {
-            var asked = 0
-            func params(for manager: any APIManaging) -> Parameters {
-                asked += 1
-                return ["q": "from-source"]
-            }
-        }
         try await withHarness { harness in
             let manager = APIManager(AdHocAPI(path: "/echo/source"), engine: harness.engine)
-            let source = Filters()
+            let source = CountingParamSource()
             manager.paramSource = source
             let response = try await manager.load()
             #expect(response.json?["query"] == "q=from-source")
@@ -275,4 +268,14 @@ struct APIManagerTests {
 /// The echoed path of a response.
 struct PathReformer: Reformer {
     func reform(_ response: RawResponse) throws -> String { response.json?["path"]?.stringValue ?? "" }
+}
+
+/// A param source that supplies `q=from-source` and counts how often it was asked.
+final class CountingParamSource: APIManagerParamSource {
+    var asked = 0
+
+    func params(for manager: any APIManaging) -> Parameters {
+        asked += 1
+        return ["q": "from-source"]
+    }
 }

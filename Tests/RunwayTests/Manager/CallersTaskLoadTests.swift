@@ -27,15 +27,6 @@ struct CallersTaskLoadTests {
         }
     }
 
-    /// A manager of a hanging route whose exchange only a cancellation can end within the
-    /// test's time limit.
-    func hangingManager(_ engine: Engine, configure: (inout AdHocAPI) -> Void = { _ in }) -> APIManager<AdHocAPI> {
-        var api = AdHocAPI(path: "/faults/hang")
-        api.timeout = .seconds(600)
-        configure(&api)
-        return APIManager(api, engine: engine)
-    }
-
     /// Starts an async load of `manager`, ends it with `cancel` once the server holds it, and
     /// checks that it ended as cancelled, on the wire, with its caller's task not cancelled.
     func expectEndedOnTheWire(
@@ -212,6 +203,16 @@ struct HandleHonouring: Transport {
 }
 
 /// Records the outcomes interceptors are told of.
+/// A manager of a hanging route whose exchange only a cancellation can end within the test's
+/// time limit.
+@MainActor
+func hangingManager(_ engine: Engine, configure: (inout AdHocAPI) -> Void = { _ in }) -> APIManager<AdHocAPI> {
+    var api = AdHocAPI(path: "/faults/hang")
+    api.timeout = .seconds(600)
+    configure(&api)
+    return APIManager(api, engine: engine)
+}
+
 final class OutcomeRecorder: Interceptor {
     let failures = TestBox<[RunwayError]>([])
     let successes = TestBox(0)
