@@ -48,7 +48,14 @@ public final class APIManager<Endpoint: API>: APIManaging {
             state.withLock { $0.hasParamSource = isSet }
         }
     }
+    /// The last successful response, kept until the next success.
+    ///
+    /// A load awaited off the main actor may land without it (see
+    /// ``load(with:body:ignoringCache:)-(Parameters?,_,_)``) and change this at any moment: in a
+    /// delegate callback, read the response the callback carries.
     public var rawResponse: RawResponse? { state.withLock { $0.rawResponse } }
+    /// The error of the last failed load, cleared by the next success; like ``rawResponse``, a
+    /// load landed off the main actor changes it.
     public var lastError: RunwayError? { state.withLock { $0.lastError } }
 
     /// ``api`` where a caller off the main actor reads it too.
