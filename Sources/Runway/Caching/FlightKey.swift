@@ -58,7 +58,10 @@ struct FlightKey {
         }
         add(api.totalTimeout == nil ? 0 : 1)
         add(Int64(api.maximumResponseSize))
-        add(api.responseFormat == .json ? 0 : 1)
+        switch api.responseFormat {
+        case .json: add(0)
+        case .raw: add(1)
+        }
         hash = digest.finalize().withUnsafeBytes { RequestSignature.hex($0) }
     }
 }

@@ -72,22 +72,41 @@ extension APIManager {
                 LoadBook.Entry(context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? []),
                 error)
         }
-        do {
-            try api.paramsValidator.validate(params)
-        } catch {
-            return refused(.paramsInvalid(reason: error.reason))
-        }
+        if let refusal = Self.refusal(of: params, by: api) { return refused(refusal) }
         for interceptor in interceptors {
             if case .veto(let reason) = interceptor.shouldCall(call) { return refused(.vetoed(reason: reason)) }
         }
+        let flies = enterBook(
+            flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter, joinable: joinable)
+        return flies ? .flying(flight) : .joined
+    }
+
+    /// Why `api`'s params validator refuses `params`; `nil` when it accepts them.
+    nonisolated static func refusal(of params: Parameters, by api: Endpoint) -> RunwayError? {
+        do {
+            try api.paramsValidator.validate(params)
+            return nil
+        } catch {
+            return .paramsInvalid(reason: error.reason)
+        }
+    }
+
+    /// Records an admitted load in the book under `strategy` and delivers the loads it
+    /// supersedes as cancelled: the step of admission a caller on the main actor and one off it
+    /// share.
+    ///
+    /// - returns: Whether the load flies; `false` when it joined the one in flight.
+    nonisolated func enterBook(
+        _ flight: Flight, strategy: RequestStrategy, notifiesDelegate: Bool, waiter: Waiter?, joinable: Bool
+    ) -> Bool {
         let (admission, superseded) = state.withLock {
             $0.book.admit(
-                id, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate, waiter: waiter,
-                joinable: joinable)
+                flight.call.loadID, context: flight, strategy: strategy, notifiesDelegate: notifiesDelegate,
+                waiter: waiter, joinable: joinable)
         }
-        guard case .start = admission else { return .joined }
         for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
-        return .flying(flight)
+        if case .start = admission { return true }
+        return false
     }
 
     /// Runs a load in its caller's task, off the main actor, and shapes a successful response

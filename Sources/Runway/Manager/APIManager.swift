@@ -183,21 +183,14 @@ public final class APIManager<Endpoint: API>: APIManaging {
         let params = params ?? [:]
         let id = LoadID.next()
         let flight = Flight(call: CallInfo(loadID: id, apiName: api.name, service: api.service, params: params), interceptors: [])
-        do {
-            try api.paramsValidator.validate(params)
-        } catch {
-            let refused = RunwayError.paramsInvalid(reason: error.reason)
+        if let refused = Self.refusal(of: params, by: api) {
             state.withLock { $0.record(.failure(refused), of: id) }
             throw refused
         }
         let cancellation = LoadCancellation()
-        let superseded = state.withLock {
-            $0.book.admit(
-                id, context: flight, strategy: api.requestStrategy, notifiesDelegate: false, waiter: nil, joinable: false
-            ).cancelled
-        }
+        // Nobody joins a load under these strategies: it flies.
+        _ = enterBook(flight, strategy: api.requestStrategy, notifiesDelegate: false, waiter: nil, joinable: false)
         tasks.insert(cancellation, for: id)
-        for (old, oldEntry) in superseded { cancelAndDeliver(old, oldEntry) }
         // Cancelled on the main actor between the two: its handle was not there to cancel.
         if state.withLock({ $0.book.entries[id] == nil }) { cancellation.cancel() }
         let (result, shaped) = await Self.fly(

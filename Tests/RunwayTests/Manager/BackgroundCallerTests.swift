@@ -12,8 +12,10 @@ import Testing
 @MainActor
 struct BackgroundCallerTests {
     /// Runs `load` in a detached task, off the main actor, and blocks the main thread until it
-    /// has finished: a load that needed the main actor could not finish, and the wait would run
-    /// out (the bound only ends a failing run; a passing one returns as soon as the load lands).
+    /// has finished: a load that needed the main actor could not finish. The bound is not what
+    /// the test measures: it only ends a failing run (a deadlock) instead of hanging the suite,
+    /// and is far beyond one loopback request on a loaded machine; a passing run returns as soon
+    /// as the load lands.
     func loadWhileTheMainActorIsBusy(
         _ load: @escaping @Sendable () async throws(RunwayError) -> RawResponse
     ) -> Result<RawResponse, RunwayError>? {
@@ -39,8 +41,15 @@ struct BackgroundCallerTests {
     @Test("a load from a background task lands while the main actor is busy, and the manager records it", arguments: TransportKind.allCases)
     func landsWithoutTheMainActor(_ transport: TransportKind) async throws {
         try await withHarness(transport) { harness in
-            let manager = APIManager(AdHocAPI(path: "/echo/background"), engine: harness.engine)
+            // The validator runs where the load is admitted: it sees which thread that is.
+            let admittedOnMainThread = TestBox<Bool?>(nil)
+            var api = AdHocAPI(path: "/echo/background")
+            api.paramsValidator = ParamsValidation { _ throws(ValidationFailure) in
+                admittedOnMainThread.mutate { $0 = Thread.isMainThread }
+            }
+            let manager = APIManager(api, engine: harness.engine)
             let outcome = loadWhileTheMainActorIsBusy { () throws(RunwayError) in try await manager.load(with: ["n": 1]) }
+            #expect(admittedOnMainThread.value == false, "admitted where its caller runs, off the main thread")
             let response = try #require(outcome, "the load waited for the main actor").get()
             #expect(response.json?["query"] == "n=1")
             #expect(manager.rawResponse?.json?["query"] == "n=1", "landed: the main actor reads the response")
