@@ -61,8 +61,9 @@ public protocol API: Sendable {
     /// What a load does while another is in flight. Default: ``RequestStrategy/allowConcurrent``.
     var requestStrategy: RequestStrategy { get }
     /// Whether identical loads in flight at once (a `GET` or `HEAD` without a body, the same
-    /// params and header fields, the same sign-in) share one request, cached or not. Turn it off
-    /// for an endpoint whose every call must reach the server. Default `true`.
+    /// params and header fields, the same sign-in) share one request, cached or not; when the
+    /// load that sent it is cancelled first, a load still waiting sends the request again. Turn
+    /// it off for an endpoint whose every call must reach the server. Default `true`.
     var sharesIdenticalLoads: Bool { get }
     /// When failed attempts are retried. Default: ``RetryPolicy/default``.
     var retryPolicy: RetryPolicy { get }

@@ -63,14 +63,13 @@ extension Engine {
         }
         // Asked conditionally: a 304 confirms the stored body, which then answers.
         let validated = stored.flatMap { $0.conditions.isEmpty ? nil : $0 }
-        let (flightResult, attempts) = await shareFlight(key.hash, api: api, cancellation: cancellation) { [self] seen in
+        let (flightResult, attempts) = await shareFlight(key.hash, api: api, cancellation: cancellation) { [self] in
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {
-                return CallCoalescer.Outcome(
-                    result: landFromCache(
-                        hit, api: api, service: service, registered: registered, params: params, lookup: lookup,
-                        trace: trace))
+                let result = landFromCache(
+                    hit, api: api, service: service, registered: registered, params: params, lookup: lookup, trace: trace)
+                return (CallCoalescer.Outcome(result: result), Attempts())
             }
             let generation = cache.currentGeneration
             let signIn = service.credentials.authentication?.epoch
@@ -84,19 +83,19 @@ extension Engine {
                 }
             }
             let (result, attempts) = await runAttempts(
-                api, params: params, registered: registered, hooks: hooks, loadID: loadID, trace: trace
+                api, params: params, registered: registered, hooks: hooks, cancellation: cancellation, loadID: loadID,
+                trace: trace
             ) { response, request, attempt in
                 guard let validated, response.head.status.code == 304 else { return land(response, request, attempt) }
                 return landRevalidated(
                     validated, notModified: response, request: request, api: api, service: service, attempt: attempt,
                     trace: trace)
             }
-            seen(attempts)
             // An answer is kept only for the sign-in it was fetched in.
             if case .success(let response) = result, signIn == service.credentials.authentication?.epoch {
                 cache.store(response, key: key, api: api, policy: policy, generation: generation)
             }
-            return CallCoalescer.Outcome(result: result, answer: attempts.answer)
+            return (CallCoalescer.Outcome(result: result, answer: attempts.answer), attempts)
         }
         var result = flightResult
         // A revalidation is counted as itself when the load is logged: a hit with a round trip.

@@ -53,7 +53,7 @@ enum CredentialRedaction {
             }
             redacted.headerFields = fields
         }
-        if let path = request.path, path.contains("?") {
+        if let path = request.path, path.utf8.contains(UInt8(ascii: "?")) {
             redacted.path = redactingQuery(inPath: path, also: marks.queryNames)
         }
         return redacted
