@@ -36,21 +36,35 @@ enum QueryEncoder {
 
     /// Percent-encodes every byte outside RFC 3986's unreserved characters.
     static func percentEncode(_ text: String) -> String {
-        let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
+        // Most names and values need nothing: handed back as they are, nothing allocated.
+        guard !text.utf8.allSatisfy(isUnreserved) else { return text }
         var output = [UInt8]()
-        output.reserveCapacity(text.utf8.count)
+        output.reserveCapacity(text.utf8.count * 3)
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"):
+            if isUnreserved(byte) {
                 output.append(byte)
-            default:
+            } else {
                 output.append(UInt8(ascii: "%"))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
+                output.append(hexDigit(byte >> 4))
+                output.append(hexDigit(byte & 0x0F))
             }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Whether `byte` is one of RFC 3986's unreserved characters.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    /// The upper-case hex digit of `nibble` (0–15).
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 }

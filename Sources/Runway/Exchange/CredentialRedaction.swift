@@ -37,8 +37,15 @@ enum CredentialRedaction {
 
     /// Whether a param or member named `name` holds a secret.
     static func isSensitive(name: String) -> Bool {
-        name.lowercased().split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == "." })
-            .contains { sensitiveNameParts.contains(String($0)) }
+        // Part by part, without an array of parts: every query of every load passes here.
+        let lowered = name.lowercased()
+        var rest = lowered[...]
+        while true {
+            let end = rest.firstIndex { $0 == "_" || $0 == "-" || $0 == "." } ?? rest.endIndex
+            if sensitiveNameParts.contains(String(rest[..<end])) { return true }
+            guard end < rest.endIndex else { return false }
+            rest = rest[rest.index(after: end)...]
+        }
     }
 
     /// `request` with its secrets redacted: the fields in ``alwaysRedacted`` or `marks`, and the
@@ -77,13 +84,17 @@ enum CredentialRedaction {
     /// by ``placeholder``.
     static func redactingQuery(inPath path: String, also names: Set<String> = []) -> String {
         guard let mark = path.firstIndex(of: "?") else { return path }
-        let query = path[path.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = parts.first.map(String.init), parts.count == 2,
-                isSensitive(name: name) || names.contains(name) || names.contains(name.removingPercentEncoding ?? name)
-            else { return String(pair) }
-            return "\(name)=\(placeholder)"
+        let pairs = path[path.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false)
+        /// The name of a pair whose value is a secret.
+        func secretName(_ pair: Substring) -> String? {
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            let name = String(pair[..<equals])
+            let marked = !names.isEmpty && (names.contains(name) || names.contains(name.removingPercentEncoding ?? name))
+            return marked || isSensitive(name: name) ? name : nil
         }
+        // Most queries hold no secret: the path is handed back as it is, nothing rebuilt.
+        guard pairs.contains(where: { secretName($0) != nil }) else { return path }
+        let query = pairs.map { pair in secretName(pair).map { "\($0)=\(placeholder)" } ?? String(pair) }
         return path[..<mark] + "?" + query.joined(separator: "&")
     }
 
