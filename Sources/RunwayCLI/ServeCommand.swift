@@ -52,7 +52,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Also serve the demo's routes: the listings, echo, auth, transfers and the fault routes that `runway demo --server` plays against. Never for a deployment: some misbehave on purpose.")
     var demo = false
 
-    @Option(help: "With --demo: the SQLite file of the demo's orders and their idempotency keys (default: a file in the temporary folder; with --postgres, PostgreSQL).")
+    @Option(help: "With --demo: the SQLite file of the demo's orders and their idempotency keys (default: a new file in the temporary folder; with --postgres, PostgreSQL).")
     var ordersDatabase: String?
 
     @Option(help: "With --demo: seconds a running order holds its Idempotency-Key before a repeat may run it again (a process killed mid-request).")
@@ -64,7 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Do not log each request (for benchmarks).")
     var quiet = false
 
-    @Option(help: "The collector's SQLite file (default: a file in the temporary folder).")
+    @Option(help: "The collector's SQLite file (default: a new file in the temporary folder for each run).")
     var collectorDatabase: String?
 
     @Option(help: "Keep collected events, and the verifier's nonces, in PostgreSQL instead, such as postgres://runway@127.0.0.1:5432/runway: several serve processes on one database are one collector. TLS as libpq says it: ?sslmode=require (encrypted), verify-ca or verify-full (the server's certificate checked against ?sslrootcert=CA.pem, and with verify-full its name too); disable by default.")
@@ -102,8 +102,7 @@ struct ServeCommand: AsyncParsableCommand {
             store = PostgresOperationLogStore(database: connected)
             storeDescription = postgres
         } else {
-            let path = collectorDatabase
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent("runway-collector-\(getpid()).sqlite").path
+            let path = collectorDatabase ?? Self.freshTemporaryFile("runway-collector")
             store = try SQLiteOperationLogStore(url: URL(fileURLWithPath: path))
             storeDescription = path
         }
@@ -138,8 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
                     ledger: try await PostgresOrderLedger.open(database), keys: PostgresIdempotencyStore(database: database),
                     limits: limits, slowEvery: slowOrders)
             } else {
-                let path = ordersDatabase
-                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("runway-orders-\(getpid()).sqlite").path
+                let path = ordersDatabase ?? Self.freshTemporaryFile("runway-orders")
                 let url = URL(fileURLWithPath: path)
                 orders = OrderDesk(
                     ledger: try SQLiteOrderLedger(url: url),
@@ -197,6 +195,14 @@ struct ServeCommand: AsyncParsableCommand {
         InstrumentationSystem.bootstrap(backend.factory)
         let service = backend.service
         return Task { try await service.run() }
+    }
+
+    /// A SQLite file of its own for this run in the temporary folder. Named for the process and
+    /// a random part: a process id alone comes round again (a later run, a container's process
+    /// 1), and that run would open — and serve — what an earlier one collected.
+    static func freshTemporaryFile(_ stem: String) -> String {
+        let name = "\(stem)-\(getpid())-\(UUID().uuidString.prefix(8).lowercased()).sqlite"
+        return FileManager.default.temporaryDirectory.appendingPathComponent(name).path
     }
 
     /// `--postgres`'s URL as a client configuration (``PostgresCollectorDatabase/configuration(url:)``).

@@ -20,8 +20,17 @@ public func runwayExecutable() -> URL {
 /// A child whose own progress a test waits on through many rounds (the operation log's kill
 /// test) asks for less: at the lowest priority beside eight CPU-bound processes it gets almost
 /// no CPU at all, and the test's run stretches past any sensible limit.
-public func startNiced(_ arguments: [String], niceness: Int = 19) throws -> (ChildProcess, FileHandle) {
-    let process = ChildProcess("/usr/bin/nice", ["-n", "\(niceness)", runwayExecutable().path] + arguments, output: .pipe)
+///
+/// - parameter inNewPIDNamespace: Runs it as process 1 of a PID namespace of its own
+///   (`unshare`, as root): every such run has the same process id, as each run of a container does.
+public func startNiced(
+    _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false
+) throws -> (ChildProcess, FileHandle) {
+    let niced = ["-n", "\(niceness)", runwayExecutable().path] + arguments
+    let process =
+        inNewPIDNamespace
+        ? ChildProcess("/usr/bin/unshare", ["--pid", "--kill-child", "/usr/bin/nice"] + niced, output: .pipe)
+        : ChildProcess("/usr/bin/nice", niced, output: .pipe)
     try process.run()
     guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
     return (process, output)
@@ -107,9 +116,11 @@ public func line(of reader: FileHandle) async -> String {
 
 /// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
 public func startServe(
-    _ arguments: [String], niceness: Int = 19, until last: @escaping @Sendable (String) -> Bool
+    _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false,
+    until last: @escaping @Sendable (String) -> Bool
 ) async throws -> (ChildProcess, baseURL: String, banner: [String]) {
-    let (process, reader) = try startNiced(["serve", "--quiet"] + arguments, niceness: niceness)
+    let (process, reader) = try startNiced(
+        ["serve", "--quiet"] + arguments, niceness: niceness, inNewPIDNamespace: inNewPIDNamespace)
     var banner: [String] = []
     while banner.last.map(last) != true {
         let next = await line(of: reader)

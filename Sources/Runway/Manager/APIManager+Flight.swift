@@ -152,11 +152,11 @@ extension APIManager {
         let cancelled = Task.isCancelled
         let outcome: Result<RawResponse, RunwayError> = cancelled ? .failure(.cancelled) : result
         tasks.remove(id)
-        // Finished and, when nothing else is to be done, recorded in one step.
-        let entry = state.withLock { state -> LoadBook<Waiter, Flight>.Entry? in
-            guard let entry = state.book.finish(id) else { return nil }
-            if !entry.needsMainActor { state.record(outcome, of: id) }
-            return entry
+        // Finished and, when nothing else is to be done, recorded in one step; the response it
+        // replaced is let go of after the lock.
+        let (entry, _) = state.withLock { state -> (LoadBook<Waiter, Flight>.Entry?, RawResponse?) in
+            guard let entry = state.book.finish(id) else { return (nil, nil) }
+            return (entry, entry.needsMainActor ? nil : state.record(outcome, of: id))
         }
         guard let entry else { return .failure(.cancelled) }
         if entry.needsMainActor { await deliverLanded(entry, outcome, received: !cancelled) }
@@ -191,11 +191,10 @@ extension APIManager {
     /// ``rawResponse`` — unless the load already ended (cancelled, superseded), so that a stored
     /// answer never follows the network's.
     func deliverPreview(_ id: LoadID, _ response: RawResponse) {
-        let entry = state.withLock { state -> LoadBook<Waiter, Flight>.Entry? in
+        let entry = state.withLock { state -> (LoadBook<Waiter, Flight>.Entry, RawResponse?)? in
             guard let entry = state.book.entries[id] else { return nil }
-            state.record(.success(response), of: id)
-            return entry
-        }
+            return (entry, state.record(.success(response), of: id))
+        }?.0
         guard let entry else { return }
         entry.context.onPreview?(response)
         if entry.notifiesDelegate { delegate?.apiManager(self, didSucceed: response, load: id) }
@@ -233,7 +232,8 @@ extension APIManager {
         let call = entry.context.call
         let interceptors = entry.context.interceptors
         entry.context.onFinish?(result)
-        if keepsResponse { state.withLock { $0.record(result, of: call.loadID) } }
+        // What the outcome replaced is let go of after the lock.
+        if keepsResponse { _ = state.withLock { $0.record(result, of: call.loadID) } }
         switch result {
         case .success(let response):
             for interceptor in interceptors { interceptor.beforePerformSuccess(call, response: response) }

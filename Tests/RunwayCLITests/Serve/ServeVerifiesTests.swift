@@ -72,6 +72,23 @@ struct ServeVerifiesTests {
         #expect(stats.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["events: 3", "soak.tick: 3"])
     }
 
+    @Test("each run of a default runway serve collects into a new store, even when its process id is an earlier run's")
+    func defaultStoreIsFresh() async throws {
+        // Process 1 of a PID namespace of its own, twice: the same process id both times.
+        var stores: [String] = []
+        for run in 0..<2 {
+            let (process, baseURL, banner) = try await startServe(["--no-verify"], inNewPIDNamespace: true) {
+                $0.contains("WARNING")
+            }
+            defer { process.terminate() }
+            let stats = try await Self.run(["oplog", "stats", "--server", baseURL])
+            #expect(stats.output.split(separator: "\n").first == "events: 0", "run \(run): \(stats.output)")
+            #expect(try await Self.post(to: baseURL, signedWith: nil).0 == 200)
+            stores += banner.compactMap { $0.components(separatedBy: "events in ").dropFirst().first }
+        }
+        #expect(stores.count == 2 && Set(stores).count == 2, "\(stores)")
+    }
+
     @Test("runway serve runs the collector alone: the fault and demo routes answer only with --demo")
     func demoRoutesOnlyWhenAsked() async throws {
         func status(_ url: String) async throws -> UInt {
