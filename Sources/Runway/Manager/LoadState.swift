@@ -21,8 +21,8 @@ struct LoadState {
     /// Records the outcome of load `id`, delivered now.
     ///
     /// - returns: The response it replaced, for the caller to let go of after the lock: the last
-    ///   reference to a parsed body is the longest thing a load frees, and under the lock it
-    ///   held every other load of the manager waiting (at 32 in flight, a fifth of their time).
+    ///   reference to a parsed body is the longest thing a load frees, and under the lock every
+    ///   other landing of the manager would wait for it.
     @discardableResult
     mutating func record(_ result: Result<RawResponse, RunwayError>, of id: LoadID) -> RawResponse? {
         switch result {
