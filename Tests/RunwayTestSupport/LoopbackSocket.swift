@@ -50,14 +50,23 @@ public final class LoopbackSocket: Sendable {
     /// A loopback port nothing listens on now, below the kernel's ephemeral range (32768 and up
     /// on Linux), so that the suite's own outgoing connections do not take it meanwhile: for a
     /// server a test starts on a port of its choosing (PostgreSQL, nginx, `runway serve --port`).
+    ///
+    /// Never the same port twice in one process: a port is free only until its test starts its
+    /// server, and two tests in parallel handed one port would send their requests to each
+    /// other's servers (one test's "nobody listens" answered by the other's server).
     public static func freePort() throws -> Int {
         for _ in 0..<100 {
-            guard let socket = try? LoopbackSocket(port: Int.random(in: 20_000..<32_000)) else { continue }
+            let candidate = Int.random(in: 20_000..<32_000)
+            let fresh = handedOut.mutate { $0.insert(candidate).inserted }
+            guard fresh, let socket = try? LoopbackSocket(port: candidate) else { continue }
             socket.close()
             return socket.port
         }
         throw Failure(description: "no free loopback port between 20000 and 32000")
     }
+
+    /// The ports ``freePort()`` has handed out in this process.
+    private static let handedOut = TestBox<Set<Int>>([])
 
     /// `http://127.0.0.1:PORT`: a base URL whose connections are refused while the socket is held.
     public var refusingBaseURL: String { "http://127.0.0.1:\(port)" }

@@ -23,6 +23,8 @@ public func runwayExecutable() -> URL {
 ///
 /// - parameter inNewPIDNamespace: Runs it as process 1 of a PID namespace of its own
 ///   (`unshare`, as root): every such run has the same process id, as each run of a container does.
+///   End it with `SIGKILL`, not ``ChildProcess/terminate()``: `unshare` blocks `SIGTERM` while it
+///   waits, and `--kill-child` ends `runway` when `unshare` dies.
 public func startNiced(
     _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false
 ) throws -> (ChildProcess, FileHandle) {

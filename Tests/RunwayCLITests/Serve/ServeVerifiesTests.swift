@@ -80,7 +80,11 @@ struct ServeVerifiesTests {
             let (process, baseURL, banner) = try await startServe(["--no-verify"], inNewPIDNamespace: true) {
                 $0.contains("WARNING")
             }
-            defer { process.terminate() }
+            // `unshare` blocks SIGTERM; killed, it takes `runway` with it (`--kill-child`).
+            defer {
+                _ = kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
             let stats = try await Self.run(["oplog", "stats", "--server", baseURL])
             #expect(stats.output.split(separator: "\n").first == "events: 0", "run \(run): \(stats.output)")
             #expect(try await Self.post(to: baseURL, signedWith: nil).0 == 200)
