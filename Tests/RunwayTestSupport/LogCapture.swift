@@ -9,6 +9,8 @@ public final class LogCapture: LogHandler, @unchecked Sendable {
         public var metadata: [String: String]
         /// Whether it was logged on the main queue, the main actor's executor.
         public var onMainQueue: Bool = false
+        /// What ``probe`` said when it was logged.
+        public var probed: Bool = false
 
         public init(level: Logger.Level, message: String, metadata: [String: String], onMainQueue: Bool = false) {
             self.level = level
@@ -23,8 +25,11 @@ public final class LogCapture: LogHandler, @unchecked Sendable {
     private var waiters: [(matches: @Sendable (Line) -> Bool, continuation: CheckedContinuation<Line, Never>)] = []
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .trace
+    /// Asked as each line is logged, on the logging thread (``Line/probed``): whether it runs
+    /// where a test expects.
+    public let probe: (@Sendable () -> Bool)?
 
-    public init() {}
+    public init(probe: (@Sendable () -> Bool)? = nil) { self.probe = probe }
 
     public var lines: [Line] {
         lock.lock()
@@ -40,7 +45,8 @@ public final class LogCapture: LogHandler, @unchecked Sendable {
     public func log(event: LogEvent) {
         var flat: [String: String] = [:]
         for (key, value) in event.metadata ?? [:] { flat[key] = "\(value)" }
-        let line = Line(level: event.level, message: "\(event.message)", metadata: flat, onMainQueue: MainQueue.isCurrent)
+        var line = Line(level: event.level, message: "\(event.message)", metadata: flat, onMainQueue: MainQueue.isCurrent)
+        line.probed = probe?() ?? false
         lock.lock()
         stored.append(line)
         let ready = waiters.filter { $0.matches(line) }

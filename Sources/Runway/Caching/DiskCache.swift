@@ -29,9 +29,11 @@ public import RunwayStorage
         }
     }
 
-    private let state: Locked<DatabasePool>
-    private var pool: DatabasePool { state.withLock { $0 } }
-    private let name = "runway/http-cache.sqlite"
+    /// The open database; `nil` while a tier opened in the background is opening (only ever seen
+    /// off ``queue``: the opening is the queue's first work) and after an opening that failed.
+    private let state: Locked<DatabasePool?>
+    private var pool: DatabasePool? { state.withLock { $0 } }
+    private static let name = "runway/http-cache.sqlite"
     private let container: Container
     private let migrator: DatabaseMigrator
     private let blobs: URL
@@ -49,30 +51,97 @@ public import RunwayStorage
     /// write (or before a trim, which is the only thing that needs it).
     private let pendingAccess = Locked<[String: TimeInterval]>([:])
     private let logger: Logger
+    /// Whether the tier is being made for the first time in the background: no file was there
+    /// when it began, so until it is open there is nothing on it for a lookup to find.
+    private let beingMade: Locked<Bool>
+    /// What a background opening met when it failed; the tier is unavailable then.
+    private let openingFailure = Locked<(any Error)?>(nil)
 
-    /// Opens (or makes again) the cache database in `container`'s caches role.
-    @_spi(Benchmarks) public init(container: Container, limits: Limits, logger: Logger) throws {
+    /// Opens (or makes again) the cache database in `container`'s caches role, now.
+    @_spi(Benchmarks) public convenience init(container: Container, limits: Limits, logger: Logger) throws {
+        let migrator = DiskCacheSchema.migrator()
+        let opened = try Self.open(container: container, migrator: migrator, blobs: Self.blobsFolder(in: container), logger: logger)
+        self.init(container: container, limits: limits, logger: logger, migrator: migrator, opened: opened, beingMade: false)
+    }
+
+    /// Makes the tier at once and opens its database as the first work of ``queue``: every read,
+    /// write and removal queued after waits for it, and nothing waits on the caller's thread.
+    /// A failed opening is logged and leaves the tier unavailable (``openingError``).
+    ///
+    /// `beforeOpening` runs on the queue first: where a test holds the opening.
+    convenience init(
+        openingInBackground container: Container, limits: Limits, logger: Logger,
+        beforeOpening: (@Sendable () -> Void)? = nil
+    ) {
+        let database = container.layout.directory(for: .caches).appendingPathComponent(Self.name)
+        let isNew = !FileManager.default.fileExists(atPath: database.path)
+        self.init(
+            container: container, limits: limits, logger: logger, migrator: DiskCacheSchema.migrator(), opened: nil,
+            beingMade: isNew)
+        queue.async { [self] in
+            beforeOpening?()
+            do {
+                let opened = try Self.open(container: container, migrator: migrator, blobs: blobs, logger: logger)
+                totalSize.withLock { $0 = opened.size }
+                state.withLock { $0 = opened.pool }
+            } catch {
+                logger.error("runway cache: the disk cache could not be opened; only memory is used", metadata: ["error": "\(error)"])
+                openingFailure.withLock { $0 = error }
+            }
+            beingMade.withLock { $0 = false }
+        }
+    }
+
+    private init(
+        container: Container, limits: Limits, logger: Logger, migrator: DatabaseMigrator,
+        opened: (pool: DatabasePool, size: Int64)?, beingMade: Bool
+    ) {
         self.limits = limits
         self.logger = logger
         self.container = container
-        blobs = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches).deletingLastPathComponent()
-        blobsPath = blobs.path.hasSuffix("/") ? blobs.path : blobs.path + "/"
-        let migrator = DiskCacheSchema.migrator()
         self.migrator = migrator
+        blobs = Self.blobsFolder(in: container)
+        blobsPath = Self.path(of: blobs)
+        self.beingMade = Locked(beingMade)
+        state = Locked(opened?.pool)
+        totalSize = Locked(opened?.size ?? 0)
+    }
+
+    /// Where bodies stored as files live: `runway/http-cache-blobs/` in the caches role.
+    private static func blobsFolder(in container: Container) -> URL {
+        container.layout.directory(for: .caches).appendingPathComponent("runway/http-cache-blobs", isDirectory: true)
+    }
+
+    private static func path(of folder: URL) -> String {
+        folder.path.hasSuffix("/") ? folder.path : folder.path + "/"
+    }
+
+    /// Opens the database (made again when SQLite finds it damaged) and reads its size.
+    private static func open(
+        container: Container, migrator: DatabaseMigrator, blobs: URL, logger: Logger
+    ) throws -> (pool: DatabasePool, size: Int64) {
+        _ = try container.url(for: "runway/http-cache-blobs/.keep", in: .caches)
         var pool: DatabasePool
         do {
             let opened = try StorageDatabase.open(name, in: .caches, of: container, migrator: migrator)
             // Touch the schema so a corrupt file is found now, not on the first request.
             _ = try opened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }
             pool = opened
-        } catch where Self.isCorruption(error) {
+        } catch where isCorruption(error) {
             logger.warning("runway cache: the disk cache was unreadable and is made again", metadata: ["error": "\(error)"])
-            pool = try Self.remake(name, container: container, migrator: migrator, blobs: blobs)
+            pool = try remake(name, container: container, migrator: migrator, blobs: blobs)
         }
-        self.state = Locked(pool)
         let size = try pool.read { db in try Int64.fetchOne(db, sql: DiskCacheSchema.totalSizeSQL) } ?? 0
-        totalSize = Locked(size)
+        return (pool, size)
     }
+
+    /// Whether a lookup can skip the disk now: the tier is being made new, so holds nothing yet
+    /// (what this process stores meanwhile is queued behind the making, and in memory), or its
+    /// opening failed.
+    var holdsNothingYet: Bool { beingMade.withLock { $0 } || openingFailure.withLock { $0 } != nil }
+
+    /// The error a background opening met, once it has run; `nil` while it runs and when it opened.
+    var openingError: (any Error)? { openingFailure.withLock { $0 } }
 
     /// Whether SQLite says the file is damaged or not a database: the only errors that make a
     /// cache delete its file.
@@ -98,11 +167,11 @@ public import RunwayStorage
     private func recover(from error: any Error, seenOn damaged: DatabasePool) {
         guard Self.isCorruption(error) else { return }
         state.withLock { pool in
-            guard pool === damaged else { return }  // another caller already made it again
+            guard pool === damaged else { return }  // another caller already made it again, or none is open
             logger.warning("runway cache: the disk cache was found damaged and is made again", metadata: ["error": "\(error)"])
-            try? pool.close()
+            try? pool?.close()
             do {
-                pool = try Self.remake(name, container: container, migrator: migrator, blobs: blobs)
+                pool = try Self.remake(Self.name, container: container, migrator: migrator, blobs: blobs)
             } catch {
                 logger.error("runway cache: the disk cache could not be made again", metadata: ["error": "\(error)"])
             }
@@ -121,7 +190,7 @@ public import RunwayStorage
     /// row cursor made every lookup slower (*Cache tiers* in `Benchmarks/README.md`). The C API also reads a row of the wrong types (a
     /// tampered file) as values, where a typed row read would trap.
     @_spi(Benchmarks) public func entry(_ key: String, now: Date) -> CachedEntry? {
-        let pool = self.pool
+        guard let pool else { return nil }
         do {
             let found = try pool.writeWithoutTransaction { db -> Found? in
                 try Self.select(key, with: db.cachedStatement(sql: DiskCacheSchema.selectSQL), in: db)
@@ -164,7 +233,7 @@ public import RunwayStorage
 
 
     @_spi(Benchmarks) public func store(_ entry: CachedEntry, now: Date) {
-        let pool = self.pool
+        guard let pool else { return }
         let size = Int64(entry.body.count)
         let inline = entry.body.count <= limits.inlineThreshold
         let file = inline ? nil : entry.key
@@ -228,14 +297,14 @@ public import RunwayStorage
     func removeAll(sensitiveComponent: String) { remove(where: "sensitive = ?", [sensitiveComponent]) }
 
     private func remove(where condition: String, _ values: [String]) {
-        let pool = self.pool
+        guard let pool else { return }
         do {
             let files = try pool.write { db -> [String] in
                 let files = try String.fetchAll(db, sql: "SELECT file FROM entry WHERE file IS NOT NULL AND \(condition)", arguments: StatementArguments(values))
                 try db.execute(sql: "DELETE FROM entry WHERE \(condition)", arguments: StatementArguments(values))
                 return files
             }
-            try discard(files)
+            try discard(files, in: pool)
         } catch {
             logger.warning("runway cache: disk removal failed", metadata: ["error": "\(error)"])
             recover(from: error, seenOn: pool)
@@ -243,7 +312,7 @@ public import RunwayStorage
     }
 
     /// Deletes the blob files of removed rows and recounts the total from the index.
-    private func discard(_ files: [String]) throws {
+    private func discard(_ files: [String], in pool: DatabasePool) throws {
         for file in files where Self.isBlobName(file) { try? FileManager.default.removeItem(atPath: blobsPath + file) }
         let size = try pool.read { db in try Int64.fetchOne(db, sql: DiskCacheSchema.totalSizeSQL) } ?? 0
         totalSize.withLock { $0 = size }
@@ -252,7 +321,7 @@ public import RunwayStorage
 
     var size: Int64 { totalSize.withLock { $0 } }
 
-    var count: Int { (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }) ?? 0 }
+    var count: Int { (try? pool?.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") }) ?? 0 }
 
     /// Trims to ``Limits/trimRatio`` of the limit, least recently used first, once at a
     /// time, on the disk queue.
@@ -285,6 +354,7 @@ public import RunwayStorage
     /// Deletes least recently used entries until the total is within the trim target.
     func trim() {
         let target = Int64(Double(limits.sizeLimit) * limits.trimRatio)
+        guard let pool else { return }
         let accesses = takePendingAccess()
         do {
             let files = try pool.write { db -> [String] in
@@ -301,7 +371,7 @@ public import RunwayStorage
                 for key in victims { try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [key]) }
                 return files
             }
-            try discard(files)
+            try discard(files, in: pool)
         } catch {
             logger.warning("runway cache: trimming failed", metadata: ["error": "\(error)"])
         }

@@ -45,6 +45,11 @@ public final class ResponseCache: Sendable {
             self.diskTrimRatio = diskTrimRatio
             self.inlineThreshold = inlineThreshold
         }
+
+        /// The disk tier's share of these limits.
+        var disk: DiskCache.Limits {
+            DiskCache.Limits(sizeLimit: diskSizeLimit, trimRatio: diskTrimRatio, inlineThreshold: inlineThreshold)
+        }
     }
 
     let memory: MemoryCache
@@ -73,16 +78,60 @@ public final class ResponseCache: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "runway.cache")
     ) throws {
         memory = MemoryCache(countLimit: limits.memoryCountLimit, costLimit: limits.memoryCostLimit)
-        disk = try container.map {
-            try DiskCache(
-                container: $0,
-                limits: .init(
-                    sizeLimit: limits.diskSizeLimit, trimRatio: limits.diskTrimRatio,
-                    inlineThreshold: limits.inlineThreshold),
-                logger: logger)
-        }
+        disk = try container.map { try DiskCache(container: $0, limits: limits.disk, logger: logger) }
         self.now = now
         self.logger = logger
+    }
+
+    /// Creates a cache at once, without waiting for the disk: its disk tier in `container`'s
+    /// caches role opens in the background. What a launch makes its engine with, so that the
+    /// first load never waits for SQLite.
+    ///
+    /// Until the disk tier is open, lookups that need it wait for it (on its own queue, never on
+    /// a thread of the caller's) — except while it is being made for the first time: with no file
+    /// there yet it holds nothing, so a lookup goes on to the network without waiting. Writes and
+    /// removals queue behind the opening. When the opening fails the cache keeps its memory tier
+    /// only, logs the error, and ``waitForDiskTier()`` throws it.
+    ///
+    /// ```swift
+    /// let cache = ResponseCache(openingInBackground: container)  // returns at once
+    /// let engine = Engine(transport: URLSessionTransport(), cache: cache)
+    /// ```
+    ///
+    /// - parameters:
+    ///   - container: Where the disk tier lives.
+    ///   - limits: How much each tier keeps, and where a body is stored.
+    ///   - now: The clock for ages and expiry; replace it in tests.
+    ///   - logger: Where recoveries, a failed opening and unavailable features are reported.
+    public convenience init(
+        openingInBackground container: Container, limits: Limits = Limits(),
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "runway.cache")
+    ) {
+        self.init(openingInBackground: container, limits: limits, now: now, logger: logger, beforeOpening: nil)
+    }
+
+    /// ``init(openingInBackground:limits:now:logger:)``, with `beforeOpening` run on the disk
+    /// queue before the opening: where a test holds it.
+    init(
+        openingInBackground container: Container, limits: Limits = Limits(),
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "runway.cache"),
+        beforeOpening: (@Sendable () -> Void)?
+    ) {
+        memory = MemoryCache(countLimit: limits.memoryCountLimit, costLimit: limits.memoryCostLimit)
+        disk = DiskCache(openingInBackground: container, limits: limits.disk, logger: logger, beforeOpening: beforeOpening)
+        self.now = now
+        self.logger = logger
+    }
+
+    /// Waits until the disk tier is open (and any disk work queued before this call is done).
+    ///
+    /// - throws: What the opening of a tier opened in the background met
+    ///   (``init(openingInBackground:limits:now:logger:)``); such a cache keeps its memory tier
+    ///   only.
+    public func waitForDiskTier() async throws {
+        guard let disk else { return }
+        await disk.waitForQueuedWork()
+        if let error = disk.openingError { throw error }
     }
 
     // MARK: Management
@@ -177,7 +226,7 @@ public final class ResponseCache: Sendable {
             // Stale here stands for the entry unless the disk tier holds a longer-lived copy.
             if allowExpired, policy.tiers == .memory || disk == nil { return Hit(entry: entry, tier: .memory, isExpired: true) }
         }
-        guard policy.tiers == .memoryAndDisk, let disk else { return nil }
+        guard policy.tiers == .memoryAndDisk, let disk, !disk.holdsNothingYet else { return nil }
         let hash = key.hash
         // Read before the disk: a removal that lands while the disk is read must not see the
         // entry put back in memory by the promotion below.

@@ -34,10 +34,12 @@ extension LoadRecorder {
         return try JSONSerialization.data(withJSONObject: ["log": log], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     }
 
-    /// Writes ``httpArchive(creator:)`` to `url`, replacing what is there, off the caller's actor.
+    /// Writes ``httpArchive(creator:)`` to `url`, replacing what is there, off the caller's actor
+    /// (the file on a dispatch queue of its own, not on a thread of Swift's cooperative pool).
     @concurrent
     public func writeHTTPArchive(to url: URL, creator: String = "Runway") async throws {
-        try httpArchive(creator: creator).write(to: url, options: .atomic)
+        let archive = try httpArchive(creator: creator)
+        try await BlockingWork.run { try archive.write(to: url, options: .atomic) }
     }
 
     static let pageID = "page_1"

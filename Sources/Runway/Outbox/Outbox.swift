@@ -86,13 +86,16 @@ public final class Outbox: Sendable {
 
     /// Opens the outbox as ``init(engine:container:authentication:policy:logger:)`` does, off the
     /// caller's actor: opening its SQLite file is disk work a launch on the main actor must not
-    /// wait for there.
+    /// wait for there. It runs on a dispatch queue of its own, never on a thread of Swift's
+    /// cooperative pool.
     @concurrent
     public static func open(
         engine: Engine, container: Container, authentication: Authentication? = nil, policy: Policy = Policy(),
         logger: Logger = Logger(label: "runway.outbox")
     ) async throws(OutboxError) -> Outbox {
-        try Outbox(engine: engine, container: container, authentication: authentication, policy: policy, logger: logger)
+        try await BlockingWork.run { () throws(OutboxError) in
+            try Outbox(engine: engine, container: container, authentication: authentication, policy: policy, logger: logger)
+        }
     }
 
     /// Stores a request of `api` and returns once it is on disk; it is sent in its turn.

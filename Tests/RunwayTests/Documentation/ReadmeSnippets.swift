@@ -15,8 +15,8 @@ enum ReadmeSnippets {
     /// The engine of the quickstart, its cache in `container`, its service at `developURL`.
     static func makeEngine(container: Container, developURL: String) async throws -> Engine {
         // snippet: Readme-engine
-        // 1. One engine for the app: a transport, a cache (opened off the main actor), a service.
-        let cache = try await ResponseCache.open(container: container)
+        // 1. One engine for the app: a transport, a cache (its disk tier opens in the background), a service.
+        let cache = ResponseCache(openingInBackground: container)
         let engine = Engine(transport: URLSessionTransport(), cache: cache)
         try engine.register(
             Service(

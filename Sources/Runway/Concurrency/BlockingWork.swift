@@ -1,0 +1,37 @@
+import Dispatch
+
+/// Runs work that blocks its thread (opening an SQLite file, `fsync`, reading a file) on a
+/// dispatch queue and suspends the caller meanwhile.
+///
+/// Swift's cooperative pool has one thread per core: a pool thread waiting for the disk is a core
+/// that runs nothing else, so on a two-core device two openings at launch would stall every task
+/// of the app, the first load among them. Dispatch's own threads may wait; the pool's should not.
+///
+/// Each call gets a serial queue of its own: serial queues draw on dispatch's overcommitting
+/// threads, which it adds when others wait. A concurrent queue's work shares the pool of its
+/// priority, which on Linux is the one Swift's tasks of that priority run on.
+enum BlockingWork {
+    /// Marks the queues blocking work runs on.
+    private static let marker = DispatchSpecificKey<Bool>()
+
+    /// Whether the caller runs as blocking work, on a queue of its own.
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) == true }
+
+    /// Runs `body` on a queue of its own and hands back what it returned or threw.
+    static func run<Value: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable () throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, Failure>, Never>) in
+            let queue = DispatchQueue(label: "runway.blocking-work", qos: .userInitiated)
+            queue.setSpecific(key: marker, value: true)
+            queue.async {
+                do throws(Failure) {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import Logging
+import Runway
+import RunwayStorage
+import RunwayTestSupport
+import Testing
+@_spi(Benchmarks) @testable import Runway
+
+/// A cache whose disk tier opens in the background (`ResponseCache(openingInBackground:)`), with
+/// its opening held at a gate the test opens: what a load sees before and after, over the demo
+/// server.
+@Suite("Response cache: a disk tier opened in the background")
+@MainActor
+struct BackgroundOpeningTests {
+    let root: CacheRoot
+    let log = LogCapture()
+
+    init() throws { root = try CacheRoot() }
+
+    /// A cache over `container` whose disk tier opens only once `gate` is signalled.
+    func heldCache(_ gate: DispatchSemaphore, container: Container? = nil) -> ResponseCache {
+        let log = self.log
+        return ResponseCache(
+            openingInBackground: container ?? root.container, logger: Logger(label: "test") { _ in log },
+            beforeOpening: { gate.wait() })
+    }
+
+    func cachedAPI() -> AdHocAPI {
+        var api = AdHocAPI(path: "/echo/cached")
+        api.cachePolicy = .memoryAndDisk()
+        return api
+    }
+
+    @Test("a disk tier made for the first time: the first load goes to the network without waiting for it, and its answer reaches the disk once it is open")
+    func madeNew() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let cache = heldCache(gate)
+        try await withHarness(cache: cache) { harness in
+            let manager = APIManager(cachedAPI(), engine: harness.engine)
+            // The opening has not run (the gate is shut): a lookup that waited for it would
+            // never come back.
+            let first = try await manager.load(with: ["q": "1"])
+            #expect(first.origin == .network)
+            #expect(cache.disk?.count == 0)
+            gate.signal()
+            try await cache.waitForDiskTier()
+            #expect(cache.disk?.count == 1, "the store queued behind the opening ran after it")
+            cache.purge()
+            let second = try await manager.load(with: ["q": "1"])
+            guard case .cache(tier: .disk, _, isStale: false) = second.origin else {
+                Issue.record("with memory purged the answer must come from the disk tier, came from \(second.origin)")
+                return
+            }
+            #expect(harness.probe.count("/echo") == 1)
+        }
+    }
+
+    @Test("a disk tier already on disk: the first load, started while the tier opens, is answered from disk, the server never asked again")
+    func openedExisting() async throws {
+        let earlier = try ResponseCache(container: root.container)
+        try await withHarness(cache: earlier) { harness in
+            _ = try await APIManager(cachedAPI(), engine: harness.engine).load(with: ["q": "1"])
+            await earlier.waitForDiskWork()
+            // The next launch, against the same server: a new cache over the same container.
+            let gate = DispatchSemaphore(value: 0)
+            let cache = heldCache(gate)
+            let relaunched = Harness(server: harness.server, engine: Engine(transport: harness.engine.transport, cache: cache))
+            try relaunched.registerServices()
+            let manager = APIManager(cachedAPI(), engine: relaunched.engine)
+            let loading = Task { try await manager.load(with: ["q": "1"]) }
+            gate.signal()
+            let first = try await loading.value
+            // Only the opened tier holds the entry: a lookup that had not waited would have missed.
+            guard case .cache(tier: .disk, _, isStale: false) = first.origin else {
+                Issue.record("the first load must come from the disk tier, came from \(first.origin)")
+                return
+            }
+            #expect(harness.probe.count("/echo") == 1, "only the earlier launch asked the server")
+        }
+    }
+
+    @Test("a disk tier that cannot be opened: waitForDiskTier throws what the opening met, an error is logged, and loads go on with memory alone")
+    func openingFails() async throws {
+        // The container's root is a file: no folder can be made below it.
+        let file = root.url.appendingPathComponent("not-a-folder")
+        try Data("x".utf8).write(to: file)
+        let gate = DispatchSemaphore(value: 0)
+        gate.signal()  // not held (a semaphore must end at its initial value)
+        let cache = heldCache(gate, container: Container(root: file))
+        await #expect(throws: StorageError.self) { try await cache.waitForDiskTier() }
+        #expect(log.lines.contains { $0.level == .error && $0.message.contains("could not be opened") })
+        try await withHarness(cache: cache) { harness in
+            let manager = APIManager(cachedAPI(), engine: harness.engine)
+            let first = try await manager.load(with: ["q": "1"])
+            let second = try await manager.load(with: ["q": "1"])
+            #expect(first.origin == .network)
+            guard case .cache(tier: .memory, _, isStale: false) = second.origin else {
+                Issue.record("the second load must come from the memory tier, came from \(second.origin)")
+                return
+            }
+            #expect(cache.diskUsage == 0)
+            #expect(harness.probe.count("/echo") == 1)
+        }
+    }
+}
