@@ -14,7 +14,11 @@
 /// type keeps its answers in memory only unless it names itself (``dependsOnLaunch(_:)``).
 ///
 /// (`String(reflecting:)` also builds its text afresh on every call, and the engine asks for an
-/// API's ``API/name`` several times per load.)
+/// API's ``API/name`` several times per load. The name is read with `_typeName(_:qualified:)`,
+/// the runtime's name of a type, which is what `String(reflecting:)` prints for one: the latter
+/// first asks whether the metatype is `CustomDebugStringConvertible`, `CustomStringConvertible`
+/// or `TextOutputStreamable` — on Linux a search of every conformance in the process for each,
+/// the first time, paid on an app's first load.)
 enum TypeName {
     private struct Table {
         var names: [ObjectIdentifier: String] = [:]
@@ -30,7 +34,7 @@ enum TypeName {
     static func of(_ type: Any.Type) -> String {
         let id = ObjectIdentifier(type)
         if let name = table.withLock({ $0.names[id] }) { return name }
-        let reflected = String(reflecting: type)
+        let reflected = _typeName(type, qualified: true)
         let name = stable(reflected)
         table.withLock { table in
             table.names[id] = name
@@ -58,7 +62,7 @@ enum TypeName {
     static func dependsOnLaunch(_ api: some API) -> Bool {
         let type = type(of: api)
         let name = of(type)
-        return name != String(reflecting: type) && api.name == name
+        return name != _typeName(type, qualified: true) && api.name == name
     }
 
     /// `reflected` without its `(unknown context at $…).` components.

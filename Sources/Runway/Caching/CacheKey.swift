@@ -55,7 +55,10 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         ]
         // Lengths first, so no choice of values can make two different keys share a text.
         canonical = parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
-        hash = RequestSignature.hex(SHA256.hash(data: Data(canonical.utf8)))
+        var text = canonical
+        // Hashed from the text's own bytes: `Data(canonical.utf8)` copies them and asks the
+        // runtime about the sequence's type (a search of every conformance the first time).
+        hash = RequestSignature.hex(text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) })
     }
 
     public var description: String { hash }

@@ -10,7 +10,12 @@ enum HTTPDate {
 
     /// The instant `text` names, or `nil` when it is none of the three forms.
     static func parse(_ text: String) -> Date? {
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: " ")
+        // Optional whitespace around a field value is spaces and tabs (RFC 9110 §5.6.3); trimmed
+        // without Foundation, which bridges to `NSString` for it on every answer.
+        var trimmed = Substring(text)
+        while let first = trimmed.first, first == " " || first == "\t" { trimmed = trimmed.dropFirst() }
+        while let last = trimmed.last, last == " " || last == "\t" { trimmed = trimmed.dropLast() }
+        let parts = trimmed.split(separator: " ")
         if parts.count == 6, parts[0].count == 4, parts[0].hasSuffix(","), parts[5] == "GMT", parts[1].count == 2,
             let day = Int(parts[1]), let year = Int(parts[3]), parts[3].count == 4
         {

@@ -2,8 +2,12 @@
 /// (development servers, tests) and services that opt in with ``Service/Connection/allowsInsecureHTTP``.
 enum TransportSecurity {
     /// Whether `host` names this machine: `localhost`, `127.0.0.0/8` or `::1`.
+    ///
+    /// Plain string work, no Foundation: every request asks this, the first one at launch.
     static func isLoopback(host: String) -> Bool {
-        let bare = host.lowercased().trimmingCharacters(in: ["[", "]"])
+        var bare = Substring(host.lowercased())
+        while let first = bare.first, first == "[" || first == "]" { bare = bare.dropFirst() }
+        while let last = bare.last, last == "[" || last == "]" { bare = bare.dropLast() }
         if bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || bare == "0:0:0:0:0:0:0:1" {
             return true
         }
