@@ -162,7 +162,7 @@ struct LaunchSetting: Sendable {
     /// Everything but the first load, off the main actor: the cache made with its disk tier
     /// opening in the background, the transport (AsyncHTTPClient's event loops) and the network
     /// monitor made; the engine made and its services registered; the operation log and the
-    /// endpoint list left opening while the first load flies.
+    /// endpoint list left opening, at utility priority, while the first load flies.
     @concurrent
     func openOffMainActor() async throws -> (
         engine: Engine, cache: ResponseCache, rest: Task<(OperationLog, EndpointList), any Error>
@@ -172,7 +172,9 @@ struct LaunchSetting: Sendable {
         let engine = Engine(transport: transport, cache: cache, logger: logger, network: .system())
         try engine.register(listings)
         try engine.register(collector)
-        let rest = Task { [self] in
+        // Not needed for the first screen: opened at utility priority, so that the CPU the
+        // openings need (SQLite making two schemas at a cold launch) goes to the first load first.
+        let rest = Task(priority: .utility) { [self] in
             async let list = EndpointList.open(selector: selector, container: container)
             let log = try await OperationLog.open(engine: engine, service: .benchCollector, container: container, logger: logger)
             return (log, try await list)
