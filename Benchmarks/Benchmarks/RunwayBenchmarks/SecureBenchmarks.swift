@@ -60,14 +60,16 @@ enum SecureBenchmarks {
                 ]
                 // Each wrapped in a closure of the type the runs take: an array of `@Sendable`
                 // closures cast to an array of plain ones traps at run time (Swift 6.3 on Linux).
-                var runs: [() async throws -> Void] = []
-                for load in loads {
-                    let run = width == 1 ? load : InterleavedBenchmarks.inFlight(width: width, load)
-                    runs.append { try await run() }
+                let times = try await InterleavedBenchmarks.onFullPool {
+                    var runs: [() async throws -> Void] = []
+                    for load in loads {
+                        let run = width == 1 ? load : InterleavedBenchmarks.inFlight(width: width, load)
+                        runs.append { try await run() }
+                    }
+                    return try await InterleavedBenchmarks.interleavedTimes(
+                        rounds: width == 1 ? InterleavedBenchmarks.rounds : 20,
+                        loadsPerRun: width == 1 ? InterleavedBenchmarks.loadsPerRun : 1, runs: runs)
                 }
-                let times = try await InterleavedBenchmarks.interleavedTimes(
-                    rounds: width == 1 ? InterleavedBenchmarks.rounds : 20,
-                    loadsPerRun: width == 1 ? InterleavedBenchmarks.loadsPerRun : 1, runs: runs)
                 benchmark.measurement(raw, InterleavedBenchmarks.percent(times[0], of: times[1]))
                 benchmark.measurement(runway, InterleavedBenchmarks.percent(times[2], of: times[3]))
             }

@@ -65,10 +65,12 @@ struct HostileAnswerTests {
         }
     }
 
-    @Test("an HTTP date reads the same in its three forms; anything else is none")
+    @Test("an HTTP date reads the same in its three forms, spaces and tabs around it ignored; anything else is none")
     func httpDateForms() {
         let expected = Date(timeIntervalSince1970: 784_111_777)
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse(" \tSun, 06 Nov 1994 08:49:37 GMT\t ") == expected)
+        #expect(HTTPDate.parse("\t \t") == nil)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
         for junk in ["", "yesterday", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun Nov 6 08:49 1994", "Sun, 31 Foo 1994 08:49:37 GMT"] {

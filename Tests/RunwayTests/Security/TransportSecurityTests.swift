@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import NIOSSL
-import Runway
+@testable import Runway
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
@@ -197,6 +197,16 @@ struct TransportSecurityTests {
             return true
         }
         #expect(spy.requests.isEmpty, "the transport must not even be asked")
+    }
+
+    @Test("loopback is localhost (any case, and its subdomains), 127.0.0.0/8 and ::1, brackets or not; nothing else")
+    func loopbackHosts() {
+        for host in ["localhost", "LocalHost", "api.localhost", "127.0.0.1", "127.255.0.9", "::1", "[::1]", "0:0:0:0:0:0:0:1", "[[::1]]"] {
+            #expect(TransportSecurity.isLoopback(host: host), "\(host)")
+        }
+        for host in ["", "[]", "localhost.example.com", "128.0.0.1", "127.0.0", "127.0.0.1.5", "127.0.0.256", "::2", "example.com"] {
+            #expect(!TransportSecurity.isLoopback(host: host), "\(host)")
+        }
     }
 
     @Test("loopback may use plain HTTP, and a service may opt in for other hosts", arguments: [
