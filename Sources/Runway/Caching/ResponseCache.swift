@@ -84,9 +84,9 @@ public final class ResponseCache: Sendable {
     }
 
     /// Creates a cache at once, without waiting for the disk: its disk tier in `container`'s
-    /// caches role opens in the background. What a launch makes its engine with, so that the
-    /// first load never waits for SQLite. On the caller's thread it only asks whether the
-    /// database file exists (one `stat`).
+    /// caches role opens in the background. What a launch makes its engine with: the engine is
+    /// made without waiting for SQLite, and so is the first load of a first launch. On the
+    /// caller's thread it only asks whether the database file exists (one `stat`).
     ///
     /// Until the disk tier is open, lookups that need it wait for it (on its own queue, never on
     /// a thread of the caller's) — except while it is being made for the first time: with no file
