@@ -29,10 +29,25 @@ public import RunwayStorage
         }
     }
 
-    /// The open database; `nil` while a tier opened in the background is opening (only ever seen
-    /// off ``queue``: the opening is the queue's first work) and after an opening that failed.
-    private let state: Locked<DatabasePool?>
-    private var pool: DatabasePool? { state.withLock { $0 } }
+    /// Where the tier is: opening in the background (only ever seen off ``queue``: the opening is
+    /// the queue's first work), open, or unavailable after an opening that failed.
+    private enum Phase {
+        /// Opening; `isNew` when no file was there, so nothing on it for a lookup to find yet.
+        case opening(isNew: Bool)
+        /// Open: every read and write goes to this database.
+        case open(DatabasePool)
+        /// Unavailable: lookups miss, nothing is written.
+        case failed(any Error)
+    }
+
+    private let phase: Locked<Phase>
+    /// The open database, if the tier is open.
+    private var pool: DatabasePool? {
+        phase.withLock { phase in
+            guard case .open(let pool) = phase else { return nil }
+            return pool
+        }
+    }
     private static let name = "runway/http-cache.sqlite"
     private let container: Container
     private let migrator: DatabaseMigrator
@@ -51,17 +66,13 @@ public import RunwayStorage
     /// write (or before a trim, which is the only thing that needs it).
     private let pendingAccess = Locked<[String: TimeInterval]>([:])
     private let logger: Logger
-    /// Whether the tier is being made for the first time in the background: no file was there
-    /// when it began, so until it is open there is nothing on it for a lookup to find.
-    private let beingMade: Locked<Bool>
-    /// What a background opening met when it failed; the tier is unavailable then.
-    private let openingFailure = Locked<(any Error)?>(nil)
 
     /// Opens (or makes again) the cache database in `container`'s caches role, now.
     @_spi(Benchmarks) public convenience init(container: Container, limits: Limits, logger: Logger) throws {
         let migrator = DiskCacheSchema.migrator()
         let opened = try Self.open(container: container, migrator: migrator, blobs: Self.blobsFolder(in: container), logger: logger)
-        self.init(container: container, limits: limits, logger: logger, migrator: migrator, opened: opened, beingMade: false)
+        self.init(container: container, limits: limits, logger: logger, migrator: migrator, phase: .open(opened.pool))
+        totalSize.withLock { $0 = opened.size }
     }
 
     /// Makes the tier at once and opens its database as the first work of ``queue``: every read,
@@ -76,25 +87,24 @@ public import RunwayStorage
         let database = container.layout.directory(for: .caches).appendingPathComponent(Self.name)
         let isNew = !FileManager.default.fileExists(atPath: database.path)
         self.init(
-            container: container, limits: limits, logger: logger, migrator: DiskCacheSchema.migrator(), opened: nil,
-            beingMade: isNew)
+            container: container, limits: limits, logger: logger, migrator: DiskCacheSchema.migrator(),
+            phase: .opening(isNew: isNew))
         queue.async { [self] in
             beforeOpening?()
             do {
                 let opened = try Self.open(container: container, migrator: migrator, blobs: blobs, logger: logger)
                 totalSize.withLock { $0 = opened.size }
-                state.withLock { $0 = opened.pool }
+                phase.withLock { $0 = .open(opened.pool) }
             } catch {
                 logger.error("runway cache: the disk cache could not be opened; only memory is used", metadata: ["error": "\(error)"])
-                openingFailure.withLock { $0 = error }
+                phase.withLock { $0 = .failed(error) }
             }
-            beingMade.withLock { $0 = false }
         }
     }
 
     private init(
         container: Container, limits: Limits, logger: Logger, migrator: DatabaseMigrator,
-        opened: (pool: DatabasePool, size: Int64)?, beingMade: Bool
+        phase: Phase
     ) {
         self.limits = limits
         self.logger = logger
@@ -102,9 +112,8 @@ public import RunwayStorage
         self.migrator = migrator
         blobs = Self.blobsFolder(in: container)
         blobsPath = Self.path(of: blobs)
-        self.beingMade = Locked(beingMade)
-        state = Locked(opened?.pool)
-        totalSize = Locked(opened?.size ?? 0)
+        self.phase = Locked(phase)
+        totalSize = Locked(0)
     }
 
     /// Where bodies stored as files live: `runway/http-cache-blobs/` in the caches role.
@@ -136,12 +145,26 @@ public import RunwayStorage
     }
 
     /// Whether a lookup can skip the disk now: the tier is being made new, so holds nothing yet
-    /// (what this process stores meanwhile is queued behind the making, and in memory), or its
-    /// opening failed.
-    var holdsNothingYet: Bool { beingMade.withLock { $0 } || openingFailure.withLock { $0 } != nil }
+    /// (what this process stores meanwhile is queued behind the making, and in memory), or it is
+    /// unavailable.
+    var holdsNothingYet: Bool {
+        phase.withLock { phase in
+            switch phase {
+            case .opening(let isNew): isNew
+            case .open: false
+            case .failed: true
+            }
+        }
+    }
 
-    /// The error a background opening met, once it has run; `nil` while it runs and when it opened.
-    var openingError: (any Error)? { openingFailure.withLock { $0 } }
+    /// What left the tier unavailable — a background opening that failed, or a damaged file that
+    /// could not be made again; `nil` while it opens and while it is open.
+    var openingError: (any Error)? {
+        phase.withLock { phase in
+            guard case .failed(let error) = phase else { return nil }
+            return error
+        }
+    }
 
     /// Whether SQLite says the file is damaged or not a database: the only errors that make a
     /// cache delete its file.
@@ -166,14 +189,16 @@ public import RunwayStorage
     /// A read or write found the database damaged: make it again (once, whoever finds it first).
     private func recover(from error: any Error, seenOn damaged: DatabasePool) {
         guard Self.isCorruption(error) else { return }
-        state.withLock { pool in
-            guard pool === damaged else { return }  // another caller already made it again, or none is open
+        phase.withLock { phase in
+            // Another caller already made it again.
+            guard case .open(let pool) = phase, pool === damaged else { return }
             logger.warning("runway cache: the disk cache was found damaged and is made again", metadata: ["error": "\(error)"])
-            try? pool?.close()
+            try? pool.close()
             do {
-                pool = try Self.remake(Self.name, container: container, migrator: migrator, blobs: blobs)
+                phase = .open(try Self.remake(Self.name, container: container, migrator: migrator, blobs: blobs))
             } catch {
                 logger.error("runway cache: the disk cache could not be made again", metadata: ["error": "\(error)"])
+                phase = .failed(error)
             }
         }
         pendingAccess.withLock { $0.removeAll() }

@@ -61,9 +61,16 @@ public final class ResponseCache: Sendable {
     /// tier; a queued disk write checks it again when it runs, and the disk removal is queued
     /// behind it.
     private let generation = Locked(0)
-    /// Runs on the disk queue right after a lookup's disk read: where a test puts a removal that
-    /// races the read.
-    let afterDiskRead = Locked<(@Sendable () -> Void)?>(nil)
+    /// Where a test steps into a lookup's disk read.
+    struct DiskReadHooks {
+        /// Runs on the lookup's thread once it has chosen to read the disk, before the read is
+        /// queued: where a test lets a held opening go, knowing the lookup is waiting for it.
+        var before: (@Sendable () -> Void)?
+        /// Runs on the disk queue right after the read: where a test puts a removal that races it.
+        var after: (@Sendable () -> Void)?
+    }
+
+    let diskReadHooks = Locked(DiskReadHooks())
 
     /// Creates a cache; with a `container`, its disk tier lives in the container's caches role.
     ///
@@ -232,9 +239,10 @@ public final class ResponseCache: Sendable {
         // Read before the disk: a removal that lands while the disk is read must not see the
         // entry put back in memory by the promotion below.
         let readGeneration = currentGeneration
-        let afterDiskRead = afterDiskRead.withLock { $0 }
+        let hooks = diskReadHooks.withLock { $0 }
+        hooks.before?()
         guard var entry = await disk.onQueue({ () -> CachedEntry? in
-            defer { afterDiskRead?() }
+            defer { hooks.after?() }
             return disk.entry(hash, now: now)
         }), Self.answers(entry, key) else { return nil }
         let fresh = entry.expiresAt > now

@@ -56,7 +56,7 @@ struct BackgroundOpeningTests {
         }
     }
 
-    @Test("a disk tier already on disk: the first load, started while the tier opens, is answered from disk, the server never asked again")
+    @Test("a disk tier already on disk: the first load, looking while the tier opens, waits for the opening and is answered from disk, the server never asked again")
     func openedExisting() async throws {
         let earlier = try ResponseCache(container: root.container)
         try await withHarness(cache: earlier) { harness in
@@ -68,9 +68,12 @@ struct BackgroundOpeningTests {
             let relaunched = Harness(server: harness.server, engine: Engine(transport: harness.engine.transport, cache: cache))
             try relaunched.registerServices()
             let manager = APIManager(cachedAPI(), engine: relaunched.engine)
-            let loading = Task { try await manager.load(with: ["q": "1"]) }
-            gate.signal()
-            let first = try await loading.value
+            // The opening is let go only once the first lookup has chosen to read the disk while
+            // the tier is still opening: a lookup that skipped the tier would never let it go.
+            cache.diskReadHooks.withLock { $0.before = { gate.signal() } }
+            let first = try await manager.load(with: ["q": "1"])
+            cache.diskReadHooks.withLock { $0.before = nil }
+            if first.origin == .network { gate.signal() }  // a failing run: the opening still ends
             // Only the opened tier holds the entry: a lookup that had not waited would have missed.
             guard case .cache(tier: .disk, _, isStale: false) = first.origin else {
                 Issue.record("the first load must come from the disk tier, came from \(first.origin)")

@@ -134,9 +134,9 @@ struct ResponseCacheTests {
             await cache.waitForDiskWork()
             cache.purge()  // the next lookup reads the disk
             // The removal runs between the disk read and the promotion, every time.
-            cache.afterDiskRead.withLock { $0 = { cache.removeAll() } }
+            cache.diskReadHooks.withLock { $0.after = { cache.removeAll() } }
             let raced = try await manager.load(with: ["q": "1"])
-            cache.afterDiskRead.withLock { $0 = nil }
+            cache.diskReadHooks.withLock { $0.after = nil }
             #expect(raced.origin == .cache(tier: .disk, age: .zero, isStale: false), "read before the removal")
             #expect(cache.memoryUsage.count == 0, "the removal emptied memory after the read; nothing comes back")
             await cache.waitForDiskWork()
