@@ -31,17 +31,17 @@ enum OverheadBenchmarks {
             print("Overhead benchmarks skipped: \(error)")
             return
         }
-        Benchmark("Overhead: Runway Engine over an in-memory transport") { benchmark in
-            for _ in benchmark.scaledIterations {
+        PlainLine.register("Overhead: Runway Engine over an in-memory transport") { iterations in
+            for _ in iterations {
                 let response = try await engine.perform(ListingsAPI()).get()
                 guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
             }
         }
-        Benchmark("Overhead: Runway Engine over an in-memory transport, caller on the main actor") { benchmark in
-            try await runEngine(benchmark.scaledIterations, engine: engine)
+        PlainLine.register("Overhead: Runway Engine over an in-memory transport, caller on the main actor") { iterations in
+            try await runEngine(iterations, engine: engine)
         }
-        Benchmark("Overhead: Runway APIManager over an in-memory transport, caller on the main actor") { benchmark in
-            try await run(benchmark.scaledIterations, engine: engine)
+        PlainLine.register("Overhead: Runway APIManager over an in-memory transport, caller on the main actor") { iterations in
+            try await run(iterations, engine: engine)
         }
     }
 

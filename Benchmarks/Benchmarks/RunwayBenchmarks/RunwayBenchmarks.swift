@@ -33,7 +33,8 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Each measured sample is 1,000 loads (figures are per load), so that CPU time, which the
-    // system counts in 10 ms ticks, is read over a span long enough to mean something.
+    // system counts in 10 ms ticks, is read over a span long enough to mean something. Every
+    // line's loads run on a full pool (`PlainLine`), as the interleaved lines' do.
     Benchmark.defaultConfiguration = .init(
         metrics: [.throughput, .wallClock, .cpuTotal, .mallocCountTotal],
         timeUnits: .microseconds,
@@ -47,73 +48,73 @@ let benchmarks: @Sendable () -> Void = {
     let fixture = Fixture.shared
 
     // Sequential: one load at a time.
-    Benchmark("GET sequential: raw AsyncHTTPClient + JSONSerialization") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.rawAsyncHTTPClient() }
+    PlainLine.register("GET sequential: raw AsyncHTTPClient + JSONSerialization") { iterations in
+        for _ in iterations { try await fixture.rawAsyncHTTPClient() }
     }
-    Benchmark("GET sequential: raw AsyncHTTPClient + Runway's parser") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.rawAsyncHTTPClientRunwayParser() }
+    PlainLine.register("GET sequential: raw AsyncHTTPClient + Runway's parser") { iterations in
+        for _ in iterations { try await fixture.rawAsyncHTTPClientRunwayParser() }
     }
-    Benchmark("GET sequential: Runway Engine over AsyncHTTPClient") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.runwayEngine(fixture.nioEngine) }
+    PlainLine.register("GET sequential: Runway Engine over AsyncHTTPClient") { iterations in
+        for _ in iterations { try await fixture.runwayEngine(fixture.nioEngine) }
     }
-    Benchmark("GET sequential: Runway APIManager over AsyncHTTPClient, caller off the main actor") { benchmark in
+    PlainLine.register("GET sequential: Runway APIManager over AsyncHTTPClient, caller off the main actor") { iterations in
         guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
         let manager = await APIManager(ListingsAPI(), engine: engine)
-        for _ in benchmark.scaledIterations { try await fixture.runwayManager(manager) }
+        for _ in iterations { try await fixture.runwayManager(manager) }
     }
-    Benchmark("GET sequential: Runway APIManager over AsyncHTTPClient, caller on the main actor") { benchmark in
+    PlainLine.register("GET sequential: Runway APIManager over AsyncHTTPClient, caller on the main actor") { iterations in
         guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
-        try await MainActorLoop.run(benchmark.scaledIterations, engine: engine, fixture: fixture)
+        try await MainActorLoop.run(iterations, engine: engine, fixture: fixture)
     }
-    Benchmark("GET sequential: raw AsyncHTTPClient + JSONSerialization, caller on the main actor") { benchmark in
-        try await MainActorLoop.runRaw(benchmark.scaledIterations, fixture: fixture)
+    PlainLine.register("GET sequential: raw AsyncHTTPClient + JSONSerialization, caller on the main actor") { iterations in
+        try await MainActorLoop.runRaw(iterations, fixture: fixture)
     }
-    Benchmark("GET sequential: raw AsyncHTTPClient + Runway's parser, caller on the main actor") { benchmark in
-        try await MainActorLoop.runRaw(benchmark.scaledIterations, fixture: fixture, runwayParser: true)
+    PlainLine.register("GET sequential: raw AsyncHTTPClient + Runway's parser, caller on the main actor") { iterations in
+        try await MainActorLoop.runRaw(iterations, fixture: fixture, runwayParser: true)
     }
-    Benchmark("GET sequential: raw URLSession + JSONSerialization") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.rawURLSession() }
+    PlainLine.register("GET sequential: raw URLSession + JSONSerialization") { iterations in
+        for _ in iterations { try await fixture.rawURLSession() }
     }
-    Benchmark("GET sequential: raw URLSession + Runway's parser") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.rawURLSessionRunwayParser() }
+    PlainLine.register("GET sequential: raw URLSession + Runway's parser") { iterations in
+        for _ in iterations { try await fixture.rawURLSessionRunwayParser() }
     }
-    Benchmark("GET sequential: Runway Engine over URLSession") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.runwayEngine(fixture.sessionEngine) }
+    PlainLine.register("GET sequential: Runway Engine over URLSession") { iterations in
+        for _ in iterations { try await fixture.runwayEngine(fixture.sessionEngine) }
     }
-    Benchmark("GET sequential: Runway URLSessionTransport alone + JSONSerialization") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.sessionTransportAlone() }
+    PlainLine.register("GET sequential: Runway URLSessionTransport alone + JSONSerialization") { iterations in
+        for _ in iterations { try await fixture.sessionTransportAlone() }
     }
-    Benchmark("GET sequential: raw URLSession with a delegate + JSONSerialization") { benchmark in
-        for _ in benchmark.scaledIterations { try await fixture.rawURLSession(delegated: true) }
+    PlainLine.register("GET sequential: raw URLSession with a delegate + JSONSerialization") { iterations in
+        for _ in iterations { try await fixture.rawURLSession(delegated: true) }
     }
 
     // Concurrent: 32 loads in flight at all times, each a request of its own (`Fixture.numbers`).
-    Benchmark("GET 32 in flight: raw AsyncHTTPClient + JSONSerialization") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawAsyncHTTPClient(distinct: true) }
+    PlainLine.register("GET 32 in flight: raw AsyncHTTPClient + JSONSerialization") { iterations in
+        try await Fixture.inFlight(32, total: iterations.count) { try await fixture.rawAsyncHTTPClient(distinct: true) }
     }
-    Benchmark("GET 32 in flight: raw AsyncHTTPClient + Runway's parser") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
+    PlainLine.register("GET 32 in flight: raw AsyncHTTPClient + Runway's parser") { iterations in
+        try await Fixture.inFlight(32, total: iterations.count) {
             try await fixture.rawAsyncHTTPClientRunwayParser(distinct: true)
         }
     }
-    Benchmark("GET 32 in flight: Runway Engine over AsyncHTTPClient") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
+    PlainLine.register("GET 32 in flight: Runway Engine over AsyncHTTPClient") { iterations in
+        try await Fixture.inFlight(32, total: iterations.count) {
             try await fixture.runwayEngine(fixture.nioEngine, distinct: true)
         }
     }
-    Benchmark("GET 32 in flight: Runway APIManager over AsyncHTTPClient") { benchmark in
+    PlainLine.register("GET 32 in flight: Runway APIManager over AsyncHTTPClient") { iterations in
         guard let engine = fixture.nioEngine else { throw FixtureError.notStarted }
         let manager = await APIManager(ListingsAPI(), engine: engine)
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.runwayManager(manager, distinct: true) }
+        try await Fixture.inFlight(32, total: iterations.count) { try await fixture.runwayManager(manager, distinct: true) }
     }
-    Benchmark("GET 32 in flight: raw URLSession + JSONSerialization") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSession(distinct: true) }
+    PlainLine.register("GET 32 in flight: raw URLSession + JSONSerialization") { iterations in
+        try await Fixture.inFlight(32, total: iterations.count) { try await fixture.rawURLSession(distinct: true) }
     }
-    Benchmark("GET 32 in flight: raw URLSession + Runway's parser") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) { try await fixture.rawURLSessionRunwayParser(distinct: true) }
+    PlainLine.register("GET 32 in flight: raw URLSession + Runway's parser") { iterations in
+        try await Fixture.inFlight(32, total: iterations.count) { try await fixture.rawURLSessionRunwayParser(distinct: true) }
     }
-    Benchmark("GET 32 in flight: Runway Engine over URLSession") { benchmark in
-        try await Fixture.inFlight(32, total: benchmark.scaledIterations.count) {
+    PlainLine.register("GET 32 in flight: Runway Engine over URLSession") { iterations in
+        try await Fixture.inFlight(32, total: iterations.count) {
             try await fixture.runwayEngine(fixture.sessionEngine, distinct: true)
         }
     }
@@ -202,4 +203,18 @@ enum JSONFixture {
         }
         return (try? JSONSerialization.data(withJSONObject: ["items": items])) ?? Data()
     }()
+}
+
+/// A line of loads measured as a whole, its body run at `.high` on a full pool: the runner holds
+/// a thread of the default-priority pool while an `async` body runs (see
+/// ``InterleavedBenchmarks/onFullPool(_:)``), and on two cores that left one thread for the
+/// loads, raw and Runway alike. Main-actor lines still run their loop on the main actor; the
+/// work they hand off goes to the full pool.
+enum PlainLine {
+    static func register(_ name: String, _ body: @escaping @Sendable (Range<Int>) async throws -> Void) {
+        Benchmark(name) { benchmark in
+            let iterations = benchmark.scaledIterations
+            try await InterleavedBenchmarks.onFullPool { try await body(iterations) }
+        }
+    }
 }
