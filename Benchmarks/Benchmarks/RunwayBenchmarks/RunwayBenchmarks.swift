@@ -33,8 +33,9 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Each measured sample is 1,000 loads (figures are per load), so that CPU time, which the
-    // system counts in 10 ms ticks, is read over a span long enough to mean something. Every
-    // line's loads run on a full pool (`PlainLine`), as the interleaved lines' do.
+    // system counts in 10 ms ticks, is read over a span long enough to mean something. The
+    // loads of every `GET` and `Overhead` line run on a full pool (`PlainLine`), as the
+    // interleaved lines' do.
     Benchmark.defaultConfiguration = .init(
         metrics: [.throughput, .wallClock, .cpuTotal, .mallocCountTotal],
         timeUnits: .microseconds,

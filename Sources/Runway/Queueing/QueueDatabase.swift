@@ -27,7 +27,8 @@ enum QueueDatabase {
     ) throws -> (DatabasePool, URL) {
         let path = "\(folder)/\(name)"
         let url = try container.url(for: path, in: .applicationSupport)
-        try BackupExclusion.exclude(url.deletingLastPathComponent())
+        // Excluded again at every opening: a marker lost to a power cut is written anew then.
+        try BackupExclusion.exclude(url.deletingLastPathComponent(), durable: false)
         do {
             return (try open(path, container: container, schema: schema, newBoot: newBoot), url)
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {

@@ -25,12 +25,13 @@ public enum BackupExclusion {
 
     /// Excludes the file or folder at `url` from backups; doing it again changes nothing.
     ///
-    /// On Linux the marker is written atomically but not flushed to disk: every opening of a
-    /// store excludes its folder again, and a marker a power cut lost or left short is written
-    /// anew then — so a first launch does not wait for four `fsync`s to mark two folders.
-    ///
+    /// - parameter durable: On Linux, whether the marker is flushed to disk before this returns
+    ///   (it is always written atomically). Pass `false` only where `url` is excluded again at
+    ///   every opening, as Runway's own stores are: a marker a power cut lost or left short is
+    ///   then written anew at the next opening, and a first launch does not wait for two `fsync`s
+    ///   per folder.
     /// - throws: ``StorageError/notFound(_:)`` when nothing is there, or an I/O error.
-    public static func exclude(_ url: URL) throws(StorageError) {
+    public static func exclude(_ url: URL, durable: Bool = true) throws(StorageError) {
         guard FileSystem.exists(url) else { throw .notFound(url.path) }
         #if canImport(Darwin)
         var target = url
@@ -43,14 +44,14 @@ public enum BackupExclusion {
         if FileSystem.isDirectory(url) {
             let tag = url.appendingPathComponent(tagFileName)
             guard !hasValidTag(url) else { return }
-            try AtomicFile.write(Data(tagContent.utf8), to: tag, permissions: 0o644, capacity: nil, durable: false)
+            try AtomicFile.write(Data(tagContent.utf8), to: tag, permissions: 0o644, capacity: nil, durable: durable)
         } else {
             let list = url.deletingLastPathComponent().appendingPathComponent(ignoreFileName)
             var names = excludedNames(in: url.deletingLastPathComponent())
             guard !names.contains(url.lastPathComponent) else { return }
             names.append(url.lastPathComponent)
             try AtomicFile.write(
-                Data((names.joined(separator: "\n") + "\n").utf8), to: list, permissions: 0o644, capacity: nil, durable: false)
+                Data((names.joined(separator: "\n") + "\n").utf8), to: list, permissions: 0o644, capacity: nil, durable: durable)
         }
         #endif
     }

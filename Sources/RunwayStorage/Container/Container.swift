@@ -37,7 +37,8 @@ public struct Container: Sendable, Hashable {
         if role == .temporary, case .system = layout { try FileSystem.verifyPrivateDirectory(url) }
         #endif
         if !role.isBackedUp {
-            try BackupExclusion.exclude(url)
+            // Checked at every call, and written again when missing: no flush needed.
+            try BackupExclusion.exclude(url, durable: false)
         }
         return url
     }
