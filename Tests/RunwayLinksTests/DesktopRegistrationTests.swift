@@ -4,7 +4,7 @@ import RunwayLinks
 import RunwayTestSupport
 import Testing
 
-@Suite("Scheme registration on Linux (XDG)")
+@Suite("Scheme registration on Linux (XDG)", .timeLimit(.minutes(10)))
 struct DesktopRegistrationTests {
     final class Home {
         let url: URL

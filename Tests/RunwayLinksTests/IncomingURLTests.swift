@@ -2,7 +2,7 @@ import Foundation
 import RunwayLinks
 import Testing
 
-@Suite("Incoming URL validation")
+@Suite("Incoming URL validation", .timeLimit(.minutes(10)))
 struct IncomingURLTests {
     @Test("a well-formed URL is split and decoded once; scheme and host are case-insensitive")
     func parses() throws {

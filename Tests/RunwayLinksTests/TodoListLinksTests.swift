@@ -3,7 +3,7 @@ import RunwayExamples
 import RunwayLinks
 import Testing
 
-@Suite("The todolist example")
+@Suite("The todolist example", .timeLimit(.minutes(10)))
 struct TodoListLinksTests {
     let zone = TimeZone(identifier: "Asia/Shanghai")!
     let now = Date(timeIntervalSince1970: 1_800_000_000)

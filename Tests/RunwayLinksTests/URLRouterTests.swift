@@ -10,7 +10,7 @@ final class HandlerLog: @unchecked Sendable {
     var entries: [String] { lock.lock(); defer { lock.unlock() }; return names }
 }
 
-@Suite("Router: anchored typed routes, priorities, fallback")
+@Suite("Router: anchored typed routes, priorities, fallback", .timeLimit(.minutes(10)))
 struct URLRouterTests {
     static let shop = URLSchemeDeclaration(name: "com.acme.shop", schemes: ["shop", "acme-shop"])
 

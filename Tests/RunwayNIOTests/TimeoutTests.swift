@@ -2,7 +2,7 @@ import NIOCore
 @testable import RunwayNIO
 import Testing
 
-@Suite("AsyncHTTPClient transport: an API's timeout as NIO's")
+@Suite("AsyncHTTPClient transport: an API's timeout as NIO's", .timeLimit(.minutes(10)))
 struct TimeoutTests {
     @Test("a timeout of years is clamped, not multiplied past Int64; a negative one is none")
     func clamped() {

@@ -9,7 +9,7 @@ import RunwayTestSupport
 import Testing
 
 /// How an app holds an AsyncHTTPClient transport: over its own client, shut down or released.
-@Suite("AsyncHTTPClient transport lifecycle")
+@Suite("AsyncHTTPClient transport lifecycle", .timeLimit(.minutes(10)))
 struct TransportLifecycleTests {
     func request(_ server: DemoServer, _ path: String) -> TransportRequest {
         TransportRequest(

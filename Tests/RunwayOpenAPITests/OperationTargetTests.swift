@@ -6,7 +6,7 @@ import Testing
 @testable import RunwayOpenAPI
 
 /// What the transport takes from a generated request before the engine builds it again.
-@Suite("A generated request, taken apart")
+@Suite("A generated request, taken apart", .timeLimit(.minutes(10)))
 struct OperationTargetTests {
     @Test("the query becomes params: escapes decoded, a repeated name an array, a name without a value empty")
     func queryBecomesParams() throws {

@@ -11,7 +11,7 @@ func entries(_ directory: URL) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !BackupExclusion.isMarker($0) }.sorted()
 }
 
-@Suite("Atomic writes and capacity")
+@Suite("Atomic writes and capacity", .timeLimit(.minutes(10)))
 struct AtomicFileTests {
     @Test("a write replaces the whole file and leaves no temporary file behind")
     func replaces() throws {
@@ -89,7 +89,7 @@ struct AtomicFileTests {
     }
 }
 
-@Suite("Coalescing writer")
+@Suite("Coalescing writer", .timeLimit(.minutes(10)))
 struct CoalescingWriterTests {
     /// A sleep the test releases by hand.
     final class ManualSleep: Sendable {

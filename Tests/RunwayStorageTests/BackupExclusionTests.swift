@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RunwayStorage
 
-@Suite("Backup exclusion")
+@Suite("Backup exclusion", .timeLimit(.minutes(10)))
 struct BackupExclusionTests {
     @Test("caches and temporary are always excluded; support files can be; GNU tar honours it all")
     func gnuTarHonoursExclusions() throws {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Container roles and the Linux mapping")
+@Suite("Container roles and the Linux mapping", .timeLimit(.minutes(10)))
 struct ContainerTests {
     @Test("an explicit root mirrors the iOS container, created on demand with private roles 0700")
     func explicitRoot() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RunwayStorage
 
-@Suite("Incoming documents")
+@Suite("Incoming documents", .timeLimit(.minutes(10)))
 struct InboxTests {
     @Test("an accepted document lands read-only in the inbox; opening it for editing moves it to Documents")
     func receiveAndEdit() throws {
@@ -44,7 +44,7 @@ struct InboxTests {
     }
 }
 
-@Suite("Inventory of what the app stores")
+@Suite("Inventory of what the app stores", .timeLimit(.minutes(10)))
 struct InventoryTests {
     @Test("the report lists files per role with sizes, backup status and totals")
     func report() throws {

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import RunwayStorage
 
-@Suite("SQLite databases in a role")
+@Suite("SQLite databases in a role", .timeLimit(.minutes(10)))
 struct StorageDatabaseTests {
     @Test("a database opens in its role, in WAL mode, with migrations applied")
     func opens() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RunwayStorage
 
-@Suite("Versioned file formats and migrations")
+@Suite("Versioned file formats and migrations", .timeLimit(.minutes(10)))
 struct VersionedFileTests {
     struct SettingsV1: Codable { var name: String }
     struct SettingsV2: Codable { var firstName: String; var lastName: String }
@@ -92,7 +92,7 @@ struct VersionedFileTests {
     }
 }
 
-@Suite("Relocation of files to their right place")
+@Suite("Relocation of files to their right place", .timeLimit(.minutes(10)))
 struct RelocationTests {
     @Test("a file left in the wrong role is moved, once; running again does nothing")
     func moves() throws {

@@ -6,7 +6,7 @@ import Testing
 /// transfer`), with the client's peak resident memory read before and after the transfer: a
 /// streamed file adds a few megabytes (the same holds for 1 GiB: see the Credentials and transfers article); one held in
 /// memory would add its whole size.
-@Suite("Transfer memory", .serialized)
+@Suite("Transfer memory", .serialized, .timeLimit(.minutes(10)))
 struct TransferMemoryTests {
     static let fileSize: Int64 = 48 << 20
     /// What a transfer may add to the client's peak: less than the file, which a body held in

@@ -34,7 +34,7 @@ enum IdempotencyStoreContract {
     }
 }
 
-@Suite("Idempotency stores")
+@Suite("Idempotency stores", .timeLimit(.minutes(10)))
 struct IdempotencyStoreTests {
     @Test("SQLite keeps the contract: claim, running, mismatch, answered, expiry, stale lease, release, sweep")
     func sqlite() async throws {

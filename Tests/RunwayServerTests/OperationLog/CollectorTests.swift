@@ -250,7 +250,7 @@ struct CollectorTests {
     }
 }
 
-@Suite("Gzip")
+@Suite("Gzip", .timeLimit(.minutes(10)))
 struct GzipTests {
     @Test("Round trip, empty and large")
     func roundTrip() throws {

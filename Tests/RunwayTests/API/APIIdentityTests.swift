@@ -18,7 +18,7 @@ private struct ClashingAPI: API {
 }
 
 /// Names and environments an app can rely on across modules.
-@Suite("API names and environments")
+@Suite("API names and environments", .timeLimit(.minutes(10)))
 struct APIIdentityTests {
     /// A type named like one in `RunwayExamples`, in another module.
     struct SecondHandListAPI: API {
@@ -120,7 +120,7 @@ private struct SelfNamedAPI: API {
     var cachePolicy: CachePolicy { .memoryAndDisk(memoryLifetime: .seconds(3600), diskLifetime: .seconds(3600)) }
 }
 
-@Suite("A private API's default name and the disk cache across launches")
+@Suite("A private API's default name and the disk cache across launches", .timeLimit(.minutes(10)))
 struct LaunchBoundNameTests {
     @Test(
         "a private type under its default name keeps its answers in memory only; one that names itself finds them after a relaunch",

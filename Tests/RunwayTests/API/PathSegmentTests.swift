@@ -6,7 +6,7 @@ import Testing
 
 /// Paths built from values: `\(pathSegment:)` keeps a value inside its segment, and a dot
 /// segment never leaves the device.
-@Suite("Path segments")
+@Suite("Path segments", .timeLimit(.minutes(10)))
 struct PathSegmentTests {
     @Test("an interpolated segment reaches the server as one segment, whatever it holds", arguments: TransportKind.allCases)
     func segmentStaysOneSegment(_ transport: TransportKind) async throws {

@@ -25,7 +25,7 @@ struct CountingAuthenticator: Authenticator {
     }
 }
 
-@Suite("A wrong device clock is corrected, never taken for an expired sign-in")
+@Suite("A wrong device clock is corrected, never taken for an expired sign-in", .timeLimit(.minutes(10)))
 struct ClockSkewTests {
     static let secret = SymmetricKey(data: Data(repeating: 7, count: 32))
 
@@ -152,7 +152,7 @@ func imfFixdate(_ date: Date) -> String {
     return formatter.string(from: date)
 }
 
-@Suite("Reading what a refusal says: challenges and HTTP dates")
+@Suite("Reading what a refusal says: challenges and HTTP dates", .timeLimit(.minutes(10)))
 struct ChallengeReadingTests {
     @Test("WWW-Authenticate: several challenges, quoted and token values, token68, escapes")
     func challenges() {

@@ -4,7 +4,7 @@ import HTTPTypes
 import Testing
 
 /// The jar's rules for what it keeps (RFC 6265bis §5.6) and how much.
-@Suite("CookieJar: what is kept, and how much")
+@Suite("CookieJar: what is kept, and how much", .timeLimit(.minutes(10)))
 struct CookieJarTests {
     static func answer(_ setCookies: [String]) -> HTTPResponse {
         var fields = HTTPFields()

@@ -17,7 +17,7 @@ struct KeyAndTokenAuthenticator: Authenticator {
     func refresh(_ expired: String?) async throws -> String { "key-secret" }
 }
 
-@Suite("Credentials never reach app code")
+@Suite("Credentials never reach app code", .timeLimit(.minutes(10)))
 struct CredentialRedactionTests {
     @Test(
         "the request an answer hands app code names every field but carries no credential: Authorization, the authenticator's own field, Cookie, the signature",

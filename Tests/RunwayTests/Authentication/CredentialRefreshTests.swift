@@ -55,7 +55,7 @@ final class AuthorizationRecordingSigner: RequestSigner, Sendable {
     }
 }
 
-@Suite("Credential refresh")
+@Suite("Credential refresh", .timeLimit(.minutes(10)))
 struct CredentialRefreshTests {
     static func register(
         _ harness: Harness, _ authenticator: BearerAuthenticator, signer: (any RequestSigner)? = nil

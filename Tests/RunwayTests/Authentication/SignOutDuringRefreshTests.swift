@@ -27,7 +27,7 @@ struct HeldRefreshAuthenticator: Authenticator {
     }
 }
 
-@Suite("A sign-out during a refresh")
+@Suite("A sign-out during a refresh", .timeLimit(.minutes(10)))
 struct SignOutDuringRefreshTests {
     @Test(
         "the refresh in flight is dropped: the previous user's load ends, the next user's load reads the new credential",

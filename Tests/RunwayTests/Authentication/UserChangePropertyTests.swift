@@ -22,7 +22,7 @@ final class SwitchingSigner: RequestSigner, Sendable {
 /// Random sequences of loads and sign-ins through the real engine over real HTTP: whatever the
 /// order, no request is sent, and no answer delivered, under a user other than the one it was
 /// made for.
-@Suite("Whose is it, for any sequence of loads and sign-ins")
+@Suite("Whose is it, for any sequence of loads and sign-ins", .timeLimit(.minutes(10)))
 struct UserChangePropertyTests {
     /// One step: a load of one of three routes (a plain answer, a redirect hop, a 503 then an
     /// answer), with the user switched at none, one or another point of it.

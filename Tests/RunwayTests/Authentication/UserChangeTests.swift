@@ -25,7 +25,7 @@ struct KeychainAuthenticator: Authenticator {
 /// A request belongs to the user it was made for: after a sign-out or a new sign-in
 /// (``Authentication/reset()``) it is never sent again, and nothing of its answer is kept, under
 /// the next user's identity — at every point where the user can change.
-@Suite("Whose is it: a request, its retries, hops, cookies and cached answer stay with their user")
+@Suite("Whose is it: a request, its retries, hops, cookies and cached answer stay with their user", .timeLimit(.minutes(10)))
 struct UserChangeTests {
     /// An engine over `kind` whose `.test` service signs in with `keychain` (A's token at first),
     /// its signer optionally switching to user B while the first request is signed — after its

@@ -23,7 +23,7 @@ struct TraceAdapter: RequestAdapter {
     }
 }
 
-@Suite("An adapter that writes who asks keeps one user's cached answer from the next")
+@Suite("An adapter that writes who asks keeps one user's cached answer from the next", .timeLimit(.minutes(10)))
 struct AdapterCredentialCacheTests {
     @Test(
         "alice's profile, cached under .memory(), is not served to bob when an adapter writes the credential",

@@ -10,7 +10,7 @@ import Testing
 /// A cache whose disk tier opens in the background (`ResponseCache(openingInBackground:)`), with
 /// its opening held at a gate the test opens: what a load sees before and after, over the demo
 /// server.
-@Suite("Response cache: a disk tier opened in the background")
+@Suite("Response cache: a disk tier opened in the background", .timeLimit(.minutes(10)))
 @MainActor
 struct BackgroundOpeningTests {
     let root: CacheRoot

@@ -7,7 +7,7 @@ import Testing
 
 /// An API's cache is one value: the tiers and lifetimes, and the rules of its key — version,
 /// params left out, the person it belongs to, the header fields that vary the answer.
-@Suite("The cache policy is one value")
+@Suite("The cache policy is one value", .timeLimit(.minutes(10)))
 @MainActor
 struct CachePolicyValueTests {
     static let currency = HTTPField.Name("X-Currency")!

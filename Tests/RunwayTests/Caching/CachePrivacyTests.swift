@@ -6,7 +6,7 @@ import RunwayTestSupport
 import Testing
 
 /// The cache key holds who asked and what varies the answer; a removal is final.
-@Suite("Cache privacy and freshness")
+@Suite("Cache privacy and freshness", .timeLimit(.minutes(10)))
 @MainActor
 struct CachePrivacyTests {
     func register(_ harness: Harness, headers: HTTPFields) throws {

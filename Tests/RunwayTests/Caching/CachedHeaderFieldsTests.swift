@@ -8,7 +8,7 @@ import Testing
 
 /// What a cached answer keeps of its response's header fields, from a server Runway's authors did
 /// not write (httpbin's `/response-headers` answers with the fields it is asked for).
-@Suite("Header fields of a cached answer")
+@Suite("Header fields of a cached answer", .timeLimit(.minutes(10)))
 struct CachedHeaderFieldsTests {
     /// URLSession joins repeated fields into one (`HTTPURLResponse.allHeaderFields` is a
     /// dictionary, on every platform): the cache keeps what the transport delivered.

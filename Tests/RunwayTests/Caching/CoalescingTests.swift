@@ -5,7 +5,7 @@ import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 
-@Suite("Coalescing identical in-flight loads")
+@Suite("Coalescing identical in-flight loads", .timeLimit(.minutes(10)))
 @MainActor
 struct CoalescingTests {
     @Test("100 concurrent identical loads make one server request")

@@ -6,7 +6,7 @@ import Testing
 /// How long an answer is fresh, read from its header fields (RFC 9111 §4.2, §5.2.2): the cases
 /// the differential suite cannot reach over httpbin (which always sends `Date`), and header
 /// values no honest server sends.
-@Suite("Response cache: freshness from the server's header fields")
+@Suite("Response cache: freshness from the server's header fields", .timeLimit(.minutes(10)))
 struct FreshnessTests {
     let arrival = Date(timeIntervalSince1970: 1_800_000_000)
 

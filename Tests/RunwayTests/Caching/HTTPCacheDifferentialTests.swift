@@ -13,7 +13,7 @@ import Testing
 ///
 /// Where Runway differs on purpose, the scenario says how, and the test checks that it still
 /// does; `README.md` ("Caching") has the same table.
-@Suite("Response cache: differential against hishel (RFC 9111) over httpbin")
+@Suite("Response cache: differential against hishel (RFC 9111) over httpbin", .timeLimit(.minutes(10)))
 struct HTTPCacheDifferentialTests {
     /// One scripted request, or time passing on both caches' clocks.
     enum Step {

@@ -2,7 +2,7 @@ import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 
-@Suite("LRU with count and cost limits")
+@Suite("LRU with count and cost limits", .timeLimit(.minutes(10)))
 struct LRUCacheTests {
     @Test("the least recently used entry goes first when the count limit is passed")
     func countLimit() {

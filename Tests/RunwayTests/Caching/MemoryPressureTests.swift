@@ -4,7 +4,7 @@ import RunwayTestSupport
 import Testing
 @_spi(Benchmarks) @testable import Runway
 
-@Suite("Memory pressure purges the memory tier")
+@Suite("Memory pressure purges the memory tier", .timeLimit(.minutes(10)))
 struct MemoryPressureTests {
     @Test("where no PSI file can be armed, one log line says the notifications are unavailable")
     func unavailable() {

@@ -22,7 +22,7 @@ final class CacheRoot: Sendable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-@Suite("Response cache: tiers, keys, expiry, management")
+@Suite("Response cache: tiers, keys, expiry, management", .timeLimit(.minutes(10)))
 @MainActor
 struct ResponseCacheTests {
     let root: CacheRoot

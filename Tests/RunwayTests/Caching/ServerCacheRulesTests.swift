@@ -10,7 +10,7 @@ import Testing
 /// The server's word on keeping an answer (RFC 9111, RFC 5861), over real HTTP to the demo
 /// server's `/caching/doc/{key}`, whose `Cache-Control`, `ETag` and failures each test steers,
 /// on both transports. The cache's clock is the test's, so freshness runs out without waiting.
-@Suite("Response cache: the server's word (Cache-Control, validators, Vary, stale answers)")
+@Suite("Response cache: the server's word (Cache-Control, validators, Vary, stale answers)", .timeLimit(.minutes(10)))
 @MainActor
 struct ServerCacheRulesTests {
     let root: CacheRoot

@@ -8,7 +8,7 @@ import Glibc
 
 /// Blocking work (an opening's SQLite and file I/O) runs off Swift's cooperative pool, at the
 /// caller's priority.
-@Suite("Blocking work")
+@Suite("Blocking work", .timeLimit(.minutes(10)))
 struct BlockingWorkTests {
     struct Refused: Error, Equatable { var reason: String }
 

@@ -13,7 +13,7 @@ import Testing
 /// Each test opens a damaged file, so that the opening logs a line; the log capture notes
 /// whether each line was logged on the main queue, the main actor's executor.
 @MainActor
-@Suite("Opening off the main actor")
+@Suite("Opening off the main actor", .timeLimit(.minutes(10)))
 struct OpeningOffTheMainActorTests {
     let folder: URL
     var container: Container { Container(root: folder) }

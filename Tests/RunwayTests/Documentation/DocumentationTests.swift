@@ -13,7 +13,7 @@ import Testing
 /// The DocC articles' code: every Swift block of every article is a snippet of a
 /// `…Snippets.swift` file here (so the compiler checks it), and the snippets do what the articles
 /// say, against the demo server.
-@Suite("Documentation snippets")
+@Suite("Documentation snippets", .timeLimit(.minutes(10)))
 @MainActor
 struct DocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

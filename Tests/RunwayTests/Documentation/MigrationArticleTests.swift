@@ -11,7 +11,7 @@ import Testing
 
 /// "Coming from Alamofire or Moya": each of the twelve tasks of the article, its snippet run
 /// against the demo server (or, for the stubbed test, against its stub).
-@Suite("The migration article's twelve tasks")
+@Suite("The migration article's twelve tasks", .timeLimit(.minutes(10)))
 @MainActor
 struct MigrationArticleTests {
     /// The demo server with the article's service registered on an engine of `transport`.

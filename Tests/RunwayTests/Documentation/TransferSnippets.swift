@@ -7,7 +7,7 @@ import RunwayTestSupport
 import Testing
 
 /// The snippet of the Credentials and transfers article, run against the demo server.
-@Suite("Credentials and transfers: the article's snippet")
+@Suite("Credentials and transfers: the article's snippet", .timeLimit(.minutes(10)))
 struct TransferSnippetTests {
     @Test("the account snippet signs in by refresh, uploads a form and downloads a file to the caches role")
     func readmeFlow() async throws {

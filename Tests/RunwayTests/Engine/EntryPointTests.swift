@@ -8,7 +8,7 @@ import Testing
 /// One set of verbs with the same rules: every entry point — the engine's `perform`, `upload`
 /// and `download`, the manager's `load`, `upload` and `download` — runs the params validator and
 /// the service's and the API's interceptors in a manager's order.
-@Suite("Every entry point, the same rules")
+@Suite("Every entry point, the same rules", .timeLimit(.minutes(10)))
 @MainActor
 struct EntryPointTests {
     /// The hooks of one successful call, the service's interceptor before the API's at each.

@@ -4,7 +4,7 @@ import RunwayTestSupport
 import Testing
 @testable import Runway
 
-@Suite("Request building: URL, query, body, headers")
+@Suite("Request building: URL, query, body, headers", .timeLimit(.minutes(10)))
 struct RequestBuilderTests {
     let service = Service(
         id: .test, environment: .develop,

@@ -5,7 +5,7 @@ import Testing
 
 /// The engine's attempt bookkeeping and its decision after a failed attempt, as a plain value
 /// with no I/O.
-@Suite("RetryState")
+@Suite("RetryState", .timeLimit(.minutes(10)))
 struct RetryStateTests {
     /// Two retries, 100 ms doubling, no jitter: every wait is exact.
     let policy = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1), jitter: 0)

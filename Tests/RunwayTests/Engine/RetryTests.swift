@@ -4,7 +4,7 @@ import HTTPTypes
 import RunwayTestSupport
 import Testing
 
-@Suite("Retries with backoff")
+@Suite("Retries with backoff", .timeLimit(.minutes(10)))
 @MainActor
 struct RetryTests {
     /// Records each wait the engine asks for and returns at once.

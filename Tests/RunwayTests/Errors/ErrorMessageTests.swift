@@ -3,7 +3,7 @@ import Runway
 import RunwayTestSupport
 import Testing
 
-@Suite("Error messages in English and Simplified Chinese")
+@Suite("Error messages in English and Simplified Chinese", .timeLimit(.minutes(10)))
 struct ErrorMessageTests {
     static let everyCase: [RunwayError] = [
         .paramsInvalid(reason: "r"), .paramsUnencodable(reason: "r"), .invalidRequest(reason: "r"),

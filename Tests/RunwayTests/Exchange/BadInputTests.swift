@@ -114,7 +114,7 @@ struct BadInputTests {
 
 import RunwayExamples
 
-@Suite("The engine's deadline, for a transport that honours only task cancellation")
+@Suite("The engine's deadline, for a transport that honours only task cancellation", .timeLimit(.minutes(10)))
 @MainActor
 struct EngineTimeoutTests {
     @Test("a transport that never answers is timed out by the engine")

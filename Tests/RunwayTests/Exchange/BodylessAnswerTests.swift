@@ -6,7 +6,7 @@ import RunwayTestSupport
 import Testing
 
 /// HEAD answers and 204/205 are successes without JSON, as Alamofire's empty-response rules say.
-@Suite("Answers without a body")
+@Suite("Answers without a body", .timeLimit(.minutes(10)))
 @MainActor
 struct BodylessAnswerTests {
     @Test("a HEAD API succeeds with its header fields and no JSON", arguments: TransportKind.allCases)

@@ -11,7 +11,7 @@ import Testing
 /// purpose: a byte at a time, so that every decision that depends on where a chunk ends (which
 /// deflate format, a buffer that fills exactly, a member boundary) is taken at its worst. The
 /// conformance matrix covers the same step over real HTTP on both transports.
-@Suite("The engine undoes content codings, however the body is cut into chunks")
+@Suite("The engine undoes content codings, however the body is cut into chunks", .timeLimit(.minutes(10)))
 struct DecodingSinkTests {
     /// 200 KB that compresses well but not to nothing: more than one inflate buffer's worth.
     static let original: [UInt8] = (0..<200_000).map { UInt8(truncatingIfNeeded: ($0 * 7919) % 251 ^ ($0 >> 9)) }
@@ -134,7 +134,7 @@ private struct KeepingTransport: Transport {
     }
 }
 
-@Suite("A transport that keeps the body instead of streaming it meets the same rules")
+@Suite("A transport that keeps the body instead of streaming it meets the same rules", .timeLimit(.minutes(10)))
 struct KeptBodyTests {
     static func load(_ body: Data, coding: String?, limit: Int = 32 << 20) async throws -> Result<RawResponse, RunwayError> {
         var fields: HTTPFields = [.contentType: "application/octet-stream"]

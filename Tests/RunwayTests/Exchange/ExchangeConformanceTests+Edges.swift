@@ -115,7 +115,7 @@ extension ExchangeConformanceTests {
 /// engine the demo server's real answer, whole (fetched without decoding by a plain
 /// AsyncHTTPClient transport), so the engine's own steps — status, size cap, content coding,
 /// framing of bodiless answers, redirects — must reach the outcome every transport reaches.
-@Suite("Exchange conformance: the engine's own rows over StubTransport")
+@Suite("Exchange conformance: the engine's own rows over StubTransport", .timeLimit(.minutes(10)))
 struct StubConformanceTests {
     static let engineAlone: [ExchangeConformanceTests.Fault] = [
         .status503, .bare401, .head, .noContent204, .overCapWithLength, .overCapWithoutLength, .gzip, .deflate,

@@ -11,7 +11,7 @@ import Testing
 /// The fault matrix: every fault a real network and real servers produce, loaded through an
 /// engine over each transport, over real HTTP and TLS. A row states one outcome, and every
 /// transport must reach it; what a platform cannot do is said once, in ``limits``, with why.
-@Suite("Exchange conformance: the fault matrix on every transport")
+@Suite("Exchange conformance: the fault matrix on every transport", .timeLimit(.minutes(10)))
 struct ExchangeConformanceTests {
     /// A fault, and how a load meets it.
     enum Fault: String, CaseIterable, CustomTestStringConvertible {

@@ -10,7 +10,7 @@ import Testing
 
 /// Answers a server may send that no client should trust: each ends in a typed outcome, never a
 /// trap, over both transports.
-@Suite("Hostile answers end in typed outcomes")
+@Suite("Hostile answers end in typed outcomes", .timeLimit(.minutes(10)))
 struct HostileAnswerTests {
     @Test(
         "a clock-skew challenge naming a time no clock can be is not learnt: the 401 lands, later signatures keep the device's time",

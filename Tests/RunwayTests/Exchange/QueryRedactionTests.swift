@@ -2,7 +2,7 @@ import Testing
 
 @testable import Runway
 
-@Suite("The query rule of credential redaction")
+@Suite("The query rule of credential redaction", .timeLimit(.minutes(10)))
 struct QueryRedactionTests {
     @Test("the values of params whose name has a secret's part, or was marked (percent-encoded or not), are redacted; the rest is kept as it was")
     func secretsRedacted() {

@@ -11,7 +11,7 @@ import Testing
 
 /// The engine owns redirects: transports hand every 3xx back, and each hop is checked against
 /// the rules of the first request.
-@Suite("Redirects, hop by hop")
+@Suite("Redirects, hop by hop", .timeLimit(.minutes(10)))
 struct RedirectTests {
     /// The params of `/faults/redirect`: where to, with which status.
     func redirect(to target: String, status: Int = 302) -> Parameters {
@@ -252,7 +252,7 @@ struct RedirectTests {
 }
 
 /// The redirect rules as a value, without I/O.
-@Suite("RedirectStep")
+@Suite("RedirectStep", .timeLimit(.minutes(10)))
 struct RedirectStepTests {
     let origin = RedirectStep.Origin(scheme: "https", authority: "api.example.com")
     func request(_ url: String, _ method: HTTPRequest.Method = .get) -> HTTPRequest {

@@ -7,7 +7,7 @@ import Testing
 
 /// One exchange against httpbin, a server Runway's authors did not write: the same outcome on
 /// every transport for challenges, cookies and bodies past the size limit.
-@Suite("One exchange against httpbin")
+@Suite("One exchange against httpbin", .timeLimit(.minutes(10)))
 struct ThirdPartyServerTests {
     /// Runs `body` with httpbin and an engine over a fresh transport of `kind`, whose `.test`
     /// service is httpbin (with `cookies`, when given).

@@ -6,7 +6,7 @@ import Testing
 /// What no transport of Runway's can catch: a trap inside the platform's own HTTP stack, before
 /// any of Runway's code sees the answer. Proved here in a child process, so that the day the
 /// platform is fixed this test says so (and the limit in the *Transports* article can go).
-@Suite("A platform's own trap, proved")
+@Suite("A platform's own trap, proved", .timeLimit(.minutes(10)))
 struct URLSessionPlatformTrapTests {
     /// `Content-Length: 9223372036854775807` (2⁶³ − 1): libcurl reports the length as a
     /// `Double`, which rounds it to 2⁶³, and swift-corelibs-foundation's header callback

@@ -3,7 +3,7 @@ import Runway
 import RunwayTestSupport
 import Testing
 
-@Suite("Interceptors: hooks, order, veto")
+@Suite("Interceptors: hooks, order, veto", .timeLimit(.minutes(10)))
 @MainActor
 struct InterceptorTests {
     /// A delegate that writes its callbacks into the journal, so their place among the hooks shows.

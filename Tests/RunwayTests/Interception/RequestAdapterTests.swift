@@ -10,7 +10,7 @@ import Testing
 
 /// Request adapters: a change to every request before it leaves — every attempt, every
 /// same-origin hop, before the credential and the signer — without registering a service again.
-@Suite("Request adapters")
+@Suite("Request adapters", .timeLimit(.minutes(10)))
 struct RequestAdapterTests {
     static let traceField = HTTPField.Name("X-Trace-Id")!
 

@@ -3,7 +3,7 @@ import RunwayTestSupport
 import Testing
 @testable import Runway
 
-@Suite("JSON parsing and encoding")
+@Suite("JSON parsing and encoding", .timeLimit(.minutes(10)))
 struct JSONTests {
     @Test("parses every JSON type, keeping integers and doubles apart")
     func parsesAllTypes() throws {

@@ -7,7 +7,7 @@ import RunwayServer
 import RunwayTestSupport
 import Testing
 
-@Suite("API managers: delivery, params, validators")
+@Suite("API managers: delivery, params, validators", .timeLimit(.minutes(10)))
 @MainActor
 struct APIManagerTests {
     @Test("a delegate load is delivered exactly once, later, on the main actor", arguments: TransportKind.allCases)

@@ -5,7 +5,7 @@ import RunwayTestSupport
 import Testing
 
 /// `APIManager.cancel(_:)`: one load ended on purpose, the others left alone.
-@Suite("Cancelling one load")
+@Suite("Cancelling one load", .timeLimit(.minutes(10)))
 @MainActor
 struct CancelLoadTests {
     /// Records the id of every call an API makes, as an app's interceptor would.

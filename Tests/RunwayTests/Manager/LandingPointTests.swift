@@ -3,7 +3,7 @@ import Runway
 import RunwayTestSupport
 import Testing
 
-@Suite("The landing point vanishes")
+@Suite("The landing point vanishes", .timeLimit(.minutes(10)))
 @MainActor
 struct LandingPointTests {
     @Test("releasing a manager mid-flight closes its connection, frees it, and delivers nothing", arguments: TransportKind.allCases)

@@ -3,7 +3,7 @@ import Testing
 @testable import Runway
 
 /// The manager's in-flight bookkeeping as a plain state machine, with no I/O.
-@Suite("LoadBook state machine")
+@Suite("LoadBook state machine", .timeLimit(.minutes(10)))
 struct LoadBookTests {
     typealias Book = LoadBook<String, String>
 

@@ -4,7 +4,7 @@ import RunwayExamples
 import RunwayTestSupport
 import Testing
 
-@Suite("Pagination")
+@Suite("Pagination", .timeLimit(.minutes(10)))
 @MainActor
 struct PaginationTests {
     private func ids(_ response: RawResponse?) -> [Int] {

@@ -3,7 +3,7 @@ import Runway
 import RunwayTestSupport
 import Testing
 
-@Suite("Request strategies while a load is in flight")
+@Suite("Request strategies while a load is in flight", .timeLimit(.minutes(10)))
 @MainActor
 struct RequestStrategyTests {
     @Test("ignore-new: the second load is not sent; an async caller gets the in-flight load's outcome")

@@ -4,7 +4,7 @@ import Runway
 import RunwayTestSupport
 import Testing
 
-@Suite("One log line per request, secrets redacted")
+@Suite("One log line per request, secrets redacted", .timeLimit(.minutes(10)))
 @MainActor
 struct LoggingTests {
     struct TokenSigner: RequestSigner {

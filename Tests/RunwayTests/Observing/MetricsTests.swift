@@ -11,7 +11,7 @@ import Testing
 
 /// The engine's swift-metrics, read back through the test kit's factory: one engine per test,
 /// so no global bootstrap and no counts from other tests.
-@Suite("Metrics")
+@Suite("Metrics", .timeLimit(.minutes(10)))
 @MainActor
 struct MetricsTests {
     static func engine(_ metrics: TestMetrics, server: DemoServer, cache: ResponseCache? = nil) throws -> (Engine, AsyncHTTPClientTransport) {

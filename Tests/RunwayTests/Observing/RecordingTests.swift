@@ -6,7 +6,7 @@ import RunwayServer
 import RunwayTestSupport
 import Testing
 
-@Suite("Phase timings on every answer, and HAR files a reader nobody here wrote opens")
+@Suite("Phase timings on every answer, and HAR files a reader nobody here wrote opens", .timeLimit(.minutes(10)))
 @MainActor
 struct RecordingTests {
     @Test("every answer says how long each phase took, what was skipped and what its transport cannot report", arguments: TransportKind.allCases)

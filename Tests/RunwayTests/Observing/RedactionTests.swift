@@ -21,7 +21,7 @@ struct QueryKeyAuthenticator: Authenticator {
 
 /// One redaction rule for every place a request or an answer is shown or written: the answer's
 /// request, the log line and the HAR record never hold a secret the request or answer carried.
-@Suite("Secrets stay out of what is shown and written")
+@Suite("Secrets stay out of what is shown and written", .timeLimit(.minutes(10)))
 struct RedactionTests {
     @Test(
         "a secret query param, an authenticator's query credential, a token exchange's bodies and a session cookie: in no record",

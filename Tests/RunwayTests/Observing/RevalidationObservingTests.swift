@@ -10,7 +10,7 @@ import Testing
 /// A `304` that confirms a stored answer is a cache hit with a network round trip: counted as
 /// `revalidated` in metrics, recorded as the load's outcome and as one exchange (the
 /// conditional request and its 304) for HAR, and said on the load's span.
-@Suite("Observing a revalidation")
+@Suite("Observing a revalidation", .timeLimit(.minutes(10)))
 struct RevalidationObservingTests {
     @Test("metrics, the recorder (HAR) and the span each say revalidated")
     func revalidationIsObserved() async throws {

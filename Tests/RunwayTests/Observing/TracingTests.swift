@@ -20,7 +20,7 @@ struct EchoedFields: Reformer {
     }
 }
 
-@Suite("Traces: a span per load, children for each phase, the context on the wire")
+@Suite("Traces: a span per load, children for each phase, the context on the wire", .timeLimit(.minutes(10)))
 @MainActor
 struct TracingTests {
     /// An engine over AsyncHTTPClient with `tracer`, the test service registered on `server`.

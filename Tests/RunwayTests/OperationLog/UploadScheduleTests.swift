@@ -4,7 +4,7 @@ import Testing
 
 /// The operation log's upload rules as a plain value: queue state and time in, the next step
 /// out, with no collector and no clock.
-@Suite("UploadSchedule")
+@Suite("UploadSchedule", .timeLimit(.minutes(10)))
 struct UploadScheduleTests {
     /// Batches of 30, a minute's age limit, backlogs in batches of up to 500, two at once.
     let schedule = UploadSchedule(OperationLog.Policy())

@@ -7,7 +7,7 @@ import Testing
 
 /// Reformed values in load order: a reform that finishes after a newer load succeeded does not
 /// come back, so a view never shows an older answer over a newer one.
-@Suite("Reforming the newest load only")
+@Suite("Reforming the newest load only", .timeLimit(.minutes(10)))
 @MainActor
 struct ReformNewestTests {
     /// The gate's key from its answer.

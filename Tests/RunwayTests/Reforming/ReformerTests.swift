@@ -4,7 +4,7 @@ import RunwayExamples
 import RunwayTestSupport
 import Testing
 
-@Suite("Reformers: raw data stays in the manager, each view gets its own shape")
+@Suite("Reformers: raw data stays in the manager, each view gets its own shape", .timeLimit(.minutes(10)))
 @MainActor
 struct ReformerTests {
     @Test("one reformer normalises three APIs with different keys into one row type")

@@ -4,7 +4,7 @@ import HTTPTypes
 import RunwayTestSupport
 import Testing
 
-@Suite("AWS Signature Version 4")
+@Suite("AWS Signature Version 4", .timeLimit(.minutes(10)))
 struct AWSSignatureV4Tests {
     static let exampleDate = Date(timeIntervalSince1970: 1_440_938_160)  // 2015-08-30T12:36:00Z
     static let context = SigningContext(apiName: "Example", service: "aws", attempt: 1)

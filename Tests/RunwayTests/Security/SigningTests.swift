@@ -12,7 +12,7 @@ import Testing
 import AsyncHTTPClient
 import NIOCore
 
-@Suite("Request signing and the server's verifier")
+@Suite("Request signing and the server's verifier", .timeLimit(.minutes(10)))
 @MainActor
 struct SigningTests {
     nonisolated static let secret = SymmetricKey(data: Data(repeating: 7, count: 32))
@@ -176,7 +176,7 @@ struct SigningTests {
     }
 }
 
-@Suite("The nonce store's bounds")
+@Suite("The nonce store's bounds", .timeLimit(.minutes(10)))
 struct NonceStoreTests {
     @Test("a full store fails closed with 503, and expired nonces make room again")
     func bounded() async throws {
@@ -208,7 +208,7 @@ struct NonceStoreTests {
     }
 }
 
-@Suite("The canonical request, version 2")
+@Suite("The canonical request, version 2", .timeLimit(.minutes(10)))
 struct CanonicalRequestTests {
     func query(_ text: String) throws -> String { try RequestSignature.canonicalQuery(text) }
 
@@ -264,7 +264,7 @@ struct CanonicalRequestTests {
     }
 }
 
-@Suite("The verifier's cost to a caller without the key")
+@Suite("The verifier's cost to a caller without the key", .timeLimit(.minutes(10)))
 struct VerifierStarvationTests {
     @Test("a bad signature is refused before any of the body is read", .timeLimit(.minutes(10)))
     func refusedBeforeBody() async throws {
@@ -296,7 +296,7 @@ struct VerifierStarvationTests {
     }
 }
 
-@Suite("MemoryNonceStore")
+@Suite("MemoryNonceStore", .timeLimit(.minutes(10)))
 struct MemoryNonceStoreTests {
     @Test("a live nonce is a replay; an expired one is forgotten; a full store says so")
     func lifecycle() {

@@ -8,7 +8,7 @@ import RunwayServer
 import RunwayTestSupport
 import Testing
 
-@Suite("Transport security: TLS, public-key pinning, plain HTTP")
+@Suite("Transport security: TLS, public-key pinning, plain HTTP", .timeLimit(.minutes(10)))
 @MainActor
 struct TransportSecurityTests {
     /// Runs `body` against an HTTPS demo server with a certificate made now, and an engine whose

@@ -7,7 +7,7 @@ import Testing
 
 /// A service's common errors handled once for all its APIs: end the load with a typed error,
 /// send it again once, or let it through.
-@Suite("Service error handlers")
+@Suite("Service error handlers", .timeLimit(.minutes(10)))
 @MainActor
 struct ServiceErrorHandlerTests {
     /// Listings resting (business code 1001) end as maintenance; a 409 is sent again once; the

@@ -8,7 +8,7 @@ import Testing
 
 /// A service whose parts contradict each other is refused when it is registered, with an error
 /// that says which parts: never a load whose credential a signature silently overwrote.
-@Suite("Contradictory services are refused at registration")
+@Suite("Contradictory services are refused at registration", .timeLimit(.minutes(10)))
 @MainActor
 struct ServiceRegistrationTests {
     /// A bearer token; `field` is where it goes.
@@ -107,7 +107,7 @@ struct ServiceRegistrationTests {
 
 /// A service's connection settings that contradict its base URLs are refused when it is
 /// registered: a pin that would never be checked, a selector that would never be used.
-@Suite("Contradictory connection settings are refused at registration")
+@Suite("Contradictory connection settings are refused at registration", .timeLimit(.minutes(10)))
 @MainActor
 struct ConnectionRegistrationTests {
     static let pinned: ServiceID = "pinned-over-http"

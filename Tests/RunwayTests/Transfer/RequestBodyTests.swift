@@ -25,7 +25,7 @@ struct Profile: Encodable, Sendable {
     var joinedAt: Date
 }
 
-@Suite("Request bodies")
+@Suite("Request bodies", .timeLimit(.minutes(10)))
 @MainActor
 struct RequestBodyTests {
     @Test("an Encodable body is encoded with the API's encoder; params go into the query",

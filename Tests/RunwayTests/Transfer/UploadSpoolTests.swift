@@ -4,7 +4,7 @@ import Testing
 
 @testable import Runway
 
-@Suite("Upload spool: this user's files only, and what a crash left is removed at launch")
+@Suite("Upload spool: this user's files only, and what a crash left is removed at launch", .timeLimit(.minutes(10)))
 struct UploadSpoolTests {
     @Test("a spool file of a killed process is removed; one of a live process, and a file not named like one, stay")
     func leftoversOfACrash() throws {

@@ -5,7 +5,7 @@ import RunwayExamples
 import RunwayTestSupport
 import Testing
 
-@Suite("StubTransport for apps' own tests")
+@Suite("StubTransport for apps' own tests", .timeLimit(.minutes(10)))
 @MainActor
 struct StubTransportTests {
     @Test("sample data answers per API name, an API without a sample gets 404, and requests are recorded")

@@ -9,7 +9,7 @@ import RunwayTestSupport
 import Testing
 
 /// The one set of behaviours every transport must show, run against each over real HTTP.
-@Suite("Transport conformance")
+@Suite("Transport conformance", .timeLimit(.minutes(10)))
 struct TransportConformanceTests {
     /// Runs `body` with a server and a fresh transport of `kind`, shutting both down after.
     func withTransport(
@@ -146,7 +146,7 @@ struct TransportConformanceTests {
     }
 }
 
-@Suite("AsyncHTTPClient transport over TLS")
+@Suite("AsyncHTTPClient transport over TLS", .timeLimit(.minutes(10)))
 struct AsyncHTTPClientTLSTests {
     @Test("HTTPS to a server with a certificate made at test time negotiates HTTP/2 and multiplexes")
     func http2() async throws {
