@@ -28,7 +28,20 @@ struct GeneratedClientFixture: Sendable {
     func client(policies: [String: OperationPolicy]) throws -> Client {
         try Client(
             serverURL: Servers.Server1.url(),
-            transport: RunwayClientTransport(engine: engine, service: Self.service, policies: policies))
+            transport: Self.transport(engine: engine, policies: policies))
+    }
+
+    /// A transport whose operations wait 300 s for an answer, which no busy machine reaches:
+    /// these tests are not about deadlines (CONTRIBUTING), and an operation past its
+    /// 20-second default is sent again, which tests that count requests would see.
+    static func transport(engine: Engine, policies: [String: OperationPolicy]) -> RunwayClientTransport {
+        let patient = { (policy: OperationPolicy) -> OperationPolicy in
+            var policy = policy
+            policy.timeout = .seconds(300)
+            return policy
+        }
+        return RunwayClientTransport(
+            engine: engine, service: service, defaultPolicy: patient(OperationPolicy()), policies: policies.mapValues(patient))
     }
 }
 
@@ -56,7 +69,7 @@ func withGeneratedClient<T>(
     try engine.register(service)
     let client = try Client(
         serverURL: Servers.Server1.url(),
-        transport: RunwayClientTransport(engine: engine, service: GeneratedClientFixture.service, policies: policies))
+        transport: GeneratedClientFixture.transport(engine: engine, policies: policies))
     let fixture = GeneratedClientFixture(server: server, engine: engine, client: client, recorder: recorder, log: log)
     return try await withCleanup({
         try? await nio?.shutdown()

@@ -218,9 +218,8 @@ struct GeneratedClientTests {
     @Test("ignoreNewWhileLoading: a call while one is in flight gets that one's answer", arguments: TransportKind.allCases)
     func ignoreNewWhileLoading(_ kind: TransportKind) async throws {
         try await withGeneratedClient(kind) { fixture in
-            let transport = RunwayClientTransport(
-                engine: fixture.engine, service: GeneratedClientFixture.service,
-                policies: ["gate": OperationPolicy(requestStrategy: .ignoreNewWhileLoading)])
+            let transport = GeneratedClientFixture.transport(
+                engine: fixture.engine, policies: ["gate": OperationPolicy(requestStrategy: .ignoreNewWhileLoading)])
             let watch = JoinWatch()
             watch.install(on: fixture.engine)
             let client = try Client(serverURL: Servers.Server1.url(), transport: transport)

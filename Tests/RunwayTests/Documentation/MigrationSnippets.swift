@@ -173,6 +173,7 @@ enum MigrationSnippets {
             var service: ServiceID { .houses }
             var path: String { "/upload/raw" }
             var method: HTTPRequest.Method { .post }
+            var timeout: Duration { .seconds(120) }  // one attempt: the whole file, on a slow network
         }
         let upload = APIManager(PhotoUploadAPI(), engine: engine).upload(.file(photo, contentType: "image/jpeg"))
         Task { for await step in upload.progress { showProgress(step.fractionCompleted ?? 0) } }
@@ -187,6 +188,7 @@ enum MigrationSnippets {
             var service: ServiceID { .houses }
             var path: String { "/files/blob" }
             var method: HTTPRequest.Method { .get }
+            var timeout: Duration { .seconds(120) }  // one attempt: the whole file, on a slow network
         }
         let download = APIManager(FloorPlanAPI(), engine: engine)
             .download(to: .caches("plans/1204.pdf", in: container), with: ["size": 65_536])
