@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import NIOSSL
 public import Logging
 public import PostgresNIO
@@ -52,30 +51,16 @@ public final class PostgresCollectorDatabase: Sendable {
         let running = Task { await client.run() }
         let database = PostgresCollectorDatabase(client: client, running: running, logger: logger)
         // Either the tables are made, or the time runs out and the client is stopped: never both.
-        let state = NIOLockedValueBox<(done: Bool, timedOut: Bool)>((false, false))
-        let watchdog = Task {
-            try await Task.sleep(for: timeout)
-            let fires = state.withLockedValue { state -> Bool in
-                guard !state.done else { return false }
-                state.timedOut = true
-                return true
-            }
-            if fires { running.cancel() }
-        }
-        defer { watchdog.cancel() }
-        do {
-            try await database.createTables()
-        } catch {
+        switch await ConnectDeadline.run(within: timeout, { try await database.createTables() }) {
+        case .done:
+            return database
+        case .failed(let error):
             running.cancel()
-            if state.withLockedValue({ $0.timedOut }) { throw Unreachable(timeout: timeout) }
             throw error
+        case .timedOut:
+            running.cancel()
+            throw Unreachable(timeout: timeout)
         }
-        let timedOut = state.withLockedValue { state -> Bool in
-            state.done = true
-            return state.timedOut
-        }
-        guard !timedOut else { throw Unreachable(timeout: timeout) }
-        return database
     }
 
     private func createTables() async throws {

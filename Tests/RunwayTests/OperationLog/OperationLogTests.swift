@@ -94,7 +94,9 @@ struct OperationLogTests {
 
     @Test("A refused upload keeps its events and honours Retry-After")
     func retryAfterIsHonoured() async throws {
-        try await withCollector(fault: { batch in batch == 1 ? .tooManyRequests(retryAfter: 7) : nil }) { fixture in
+        // An hour: the next try must not come while the test looks (at 7 s, a busy machine's
+        // slow test saw the events uploaded by then).
+        try await withCollector(fault: { batch in batch == 1 ? .tooManyRequests(retryAfter: 3600) : nil }) { fixture in
             let (log, reports) = try fixture.openLog()
             for _ in 0..<30 { try log.record("tap") }
             let refused = try #require(await reports.first(1).first)
@@ -102,7 +104,7 @@ struct OperationLogTests {
                 Issue.record("expected 429, got \(String(describing: refused.failure))")
                 return
             }
-            #expect((refused.backoff ?? .zero) >= .seconds(7), "the wait is at least what Retry-After asked")
+            #expect((refused.backoff ?? .zero) >= .seconds(3600), "the wait is at least what Retry-After asked")
             let status = try await log.status()
             #expect(status.inFlight == 30 && status.uploaded == 0)
             #expect(try await fixture.store.summary().events == 0)
