@@ -18,9 +18,13 @@ public struct CollectorFixture: Sendable {
     public let folder: URL
     public let log: LogCapture
 
-    /// A policy that never sends a batch for its age alone and backs off briefly.
+    /// A policy that never sends a batch for its age alone and backs off briefly. An upload may
+    /// take 300 s, which no busy machine reaches: these tests are not about its deadline
+    /// (CONTRIBUTING), and at the default 30 s an idle CI run once saw an upload to the local
+    /// collector time out.
     public static var policy: OperationLog.Policy {
         var policy = OperationLog.Policy()
+        policy.timeout = .seconds(300)
         policy.maximumAge = .seconds(3600)
         policy.baseBackoff = .milliseconds(20)
         policy.maximumBackoff = .milliseconds(100)

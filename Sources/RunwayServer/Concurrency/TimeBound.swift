@@ -17,6 +17,8 @@ enum TimeBound {
             }
         }
         let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
+        // Whichever ends first, the other is cancelled: on the deadline too, when the wait throws.
+        defer { for task in tasks.withLockedValue({ $0 }) { task.cancel() } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             outcome.withLockedValue { $0 = continuation }
             tasks.withLockedValue {
@@ -31,6 +33,5 @@ enum TimeBound {
                 ]
             }
         }
-        for task in tasks.withLockedValue({ $0 }) { task.cancel() }
     }
 }

@@ -23,7 +23,7 @@ struct OperationLogAnswerTests {
                 policy: CollectorFixture.policy, onUpload: { report in reports.mutate { $0.append(report) } })
             var recorded: Set<String> = []
             for index in 0..<30 { recorded.insert(try log.record("tap", payload: ["n": .int(index)])) }
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             let status = try await log.status()
             await log.close()
             #expect(status.uploaded == 30 && status.refused == 0 && status.pending == 0 && status.inFlight == 0)
@@ -47,7 +47,7 @@ struct OperationLogAnswerTests {
             let payload: JSON = .array((0..<20).map { .int($0) })
             var recorded: Set<String> = []
             for _ in 0..<30 { recorded.insert(try log.record("tap", payload: payload)) }
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             let status = try await log.status()
             await log.close()
             let sent = reports.value
@@ -69,7 +69,7 @@ struct OperationLogAnswerTests {
                 if index == 7 { try log.record("big", payload: ["text": .string(String(repeating: "x", count: 5000))]) }
                 small.insert(try log.record("tap", payload: ["n": .int(index)]))
             }
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             let status = try await log.status()
             await log.close()
             #expect(status.uploaded == 20 && status.refused == 1 && status.pending == 0 && status.inFlight == 0)
@@ -92,7 +92,7 @@ struct OperationLogAnswerTests {
                 small.insert(try log.record("tap", payload: ["n": .int(index)]))
             }
             // Before, the collector refused the whole batch with 400 and the log sent it again forever.
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             let status = try await log.status()
             await log.close()
             #expect(status.uploaded == 40 && status.refused == 2 && status.pending == 0 && status.inFlight == 0)
@@ -112,9 +112,9 @@ struct OperationLogAnswerTests {
         }) { fixture in
             let (log, _) = try fixture.openLog()
             for _ in 0..<30 { try log.record("tap") }
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             for _ in 0..<5 { try log.record("later") }
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             let status = try await log.status()
             await log.close()
             #expect(status.refused == 30 && status.uploaded == 5 && status.pending == 0 && status.inFlight == 0)
@@ -141,7 +141,7 @@ struct OperationLogAnswerTests {
             let status = try await log.status()
             #expect(status.abandoned == 5 && status.pending == 0 && status.inFlight == 0 && status.uploaded == 0)
             for _ in 0..<2 { try log.record("after") }
-            try await log.flushRetryingTimeouts()
+            try await log.flush()
             await log.close()
             #expect(received.value == 4)
             #expect(try await fixture.store.summary().byName.map(\.name) == ["after"])
@@ -159,21 +159,5 @@ struct OperationLogAnswerTests {
         #expect(refused.first?.reason == "holds_nul")
         #expect(OperationLog.refusedEvents(in: Data("not json".utf8), count: 3).isEmpty)
         #expect(OperationLog.refusedEvents(in: Data(#"{"refused":{"index":0}}"#.utf8), count: 3).isEmpty)
-    }
-}
-
-extension OperationLog {
-    /// Flushes, and flushes again when an upload timed out (a busy machine can hold a request to
-    /// the local collector past its timeout): the events stay queued, and flushing again is what
-    /// the log's contract asks of a caller then. Any other failure is the test's.
-    func flushRetryingTimeouts() async throws {
-        for attempt in 1...5 {
-            do {
-                try await flush(within: .seconds(120))
-                return
-            } catch {
-                guard case .uploadFailed(.timeout) = error, attempt < 5 else { throw error }
-            }
-        }
     }
 }
