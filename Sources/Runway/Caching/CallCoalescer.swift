@@ -147,7 +147,8 @@ package final class CallCoalescer: Sendable {
 
     /// Runs `operation` once per key among concurrent callers, handing each the outcome; a
     /// caller leaves when its task is cancelled. For calls other than the engine's flights (a
-    /// generated client's `ignoreNewWhileLoading`): their keys must not look like a flight's hash.
+    /// generated client's `ignoreNewWhileLoading`): their keys must look like neither a cache
+    /// key's hex digest nor a ``FlightKey``'s text (which starts `runway-flight-`).
     package func run(_ key: String, _ operation: @escaping @Sendable () async -> Outcome) async -> Outcome {
         let waiter = OneShot<Verdict>()
         let (callID, count) = state.withLock { state -> (UInt64, Int) in

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 
@@ -12,56 +11,121 @@ import HTTPTypes
 /// longer or accepts more than its own API says. Only `GET` and `HEAD` without a body, without a transfer's hooks, and for an API that
 /// has not turned ``API/sharesIdenticalLoads`` off.
 struct FlightKey {
-    let hash: String
+    /// Every text part behind its length in UTF-8 bytes (`11:listings-v2|`), every number in
+    /// its place, so no choice of values can make two different calls share a text. Kept as
+    /// text, not hashed: the key lives only while its call is in flight (in memory, never
+    /// logged), and the coalescer's dictionary hashes it anyway; made with a SHA-256 and its
+    /// hex, it was the engine's costliest step on a load after the parser (`perf`). Its
+    /// `runway-flight-3|` start tells it apart from a cache key's hex digest and from the
+    /// generated client's `operation …` keys in the same coalescer.
+    let text: String
 
     init?(api: some API, service: Service, params: Parameters, body: RequestBody?, hooks: TransferHooks) {
         guard api.sharesIdenticalLoads, api.method == .get || api.method == .head, body == nil,
             hooks.sink == nil, hooks.prepare == nil, hooks.uploadProgress == nil, hooks.signIn == nil
         else { return nil }
+        let apiHeaders = api.headers
         var fields = service.commonHeaders
-        for field in api.headers { fields[fields: field.name] = [] }
-        fields.append(contentsOf: api.headers)
-        var all = service.commonParams
-        all.merge(params) { _, own in own }
-        guard let paramsData = try? JSON.object(all).encoded() else { return nil }
-        // Every part goes into the digest behind its length, so no choice of values can make
-        // two different calls share a key; nothing is formatted through reflection (an enum's
-        // or a duration's description costs more than the rest of the key).
-        var digest = SHA256()
-        func add(_ part: String) {
-            var part = part
-            part.withUTF8 { bytes in
-                withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { digest.update(bufferPointer: $0) }
-                digest.update(bufferPointer: UnsafeRawBufferPointer(bytes))
-            }
+        if !apiHeaders.isEmpty {
+            for field in apiHeaders { fields[fields: field.name] = [] }
+            fields.append(contentsOf: apiHeaders)
         }
-        func add(_ number: Int64) {
-            withUnsafeBytes(of: number.littleEndian) { digest.update(bufferPointer: $0) }
+        var paramsData: Data?
+        if !params.isEmpty || !service.commonParams.isEmpty {
+            var all = service.commonParams
+            all.merge(params) { _, own in own }
+            guard let data = try? JSON.object(all).encoded() else { return nil }
+            paramsData = data
         }
-        add("runway-flight-2")
-        let names = [
-            service.id.rawValue, service.environment.rawValue, service.baseURL ?? "", api.name, api.method.rawValue,
-            api.path,
-        ]
-        for part in names { add(part) }
-        add(Int64(paramsData.count))
-        paramsData.withUnsafeBytes { digest.update(bufferPointer: $0) }
-        add(Int64(fields.count))
+        var key = KeyText(reserving: 192 + (paramsData?.count ?? 0))
+        key.add(service.id.rawValue)
+        key.add(service.environment.rawValue)
+        key.add(service.baseURL ?? "")
+        key.add(api.name)
+        key.add(api.method.rawValue)
+        key.add(api.path)
+        if let paramsData { key.add(paramsData) } else { key.add("{}") }
+        key.add(Int64(fields.count))
         for field in fields {
-            add(field.name.canonicalName)
-            add(field.value)
+            key.add(field.name.canonicalName)
+            key.add(field.value)
         }
-        add(api.authenticates ? service.credentials.authentication?.epoch.description ?? "" : "")
-        for duration in [api.timeout, api.totalTimeout ?? .zero] {
-            add(duration.components.seconds)
-            add(duration.components.attoseconds)
-        }
-        add(api.totalTimeout == nil ? 0 : 1)
-        add(Int64(api.maximumResponseSize))
+        key.add(api.authenticates ? service.credentials.authentication?.epoch.description ?? "" : "")
+        let totalTimeout = api.totalTimeout
+        key.add(api.timeout)
+        key.add(totalTimeout ?? .zero)
+        key.add(totalTimeout == nil ? 0 : 1)
+        key.add(Int64(api.maximumResponseSize))
         switch api.responseFormat {
-        case .json: add(0)
-        case .raw: add(1)
+        case .json: key.add(0)
+        case .raw: key.add(1)
         }
-        hash = digest.finalize().withUnsafeBytes { RequestSignature.hex($0) }
+        text = key.finished()
+    }
+}
+
+/// A flight key's text as it is written: bytes appended to one buffer, made a string once
+/// (appending to a `String` part by part took a third of the key's time), by methods that
+/// are not generic (the key's own initialiser is, over the API, and functions nested in it
+/// looked up generic metadata on every call). Nothing is formatted through reflection either
+/// (an enum's or a duration's description).
+private struct KeyText {
+    private var bytes: [UInt8] = []
+
+    init(reserving capacity: Int) {
+        bytes.reserveCapacity(capacity)
+        bytes.append(contentsOf: "runway-flight-3|".utf8)
+    }
+
+    /// A text part: its length in UTF-8 bytes, `:`, the bytes, `|`.
+    mutating func add(_ part: String) {
+        var part = part
+        part.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A part of bytes (the params' JSON), written as a text part is.
+    mutating func add(_ part: Data) {
+        part.withUnsafeBytes { add($0) }
+    }
+
+    /// A number in decimal, then `|`: numbers stand at fixed places, so they need no length.
+    mutating func add(_ number: Int64) {
+        appendDecimal(number)
+        bytes.append(UInt8(ascii: "|"))
+    }
+
+    /// A duration: its seconds and attoseconds, as two numbers.
+    mutating func add(_ duration: Duration) {
+        add(duration.components.seconds)
+        add(duration.components.attoseconds)
+    }
+
+    private mutating func add(_ part: UnsafeRawBufferPointer) {
+        appendDecimal(Int64(part.count))
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: part)
+        bytes.append(UInt8(ascii: "|"))
+    }
+
+    private mutating func appendDecimal(_ number: Int64) {
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        let start = bytes.count
+        var rest = number.magnitude
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10))
+            rest /= 10
+        } while rest > 0
+        // Reversed in place (a slice's `reverse()` copies the buffer and writes it back).
+        var (low, high) = (start, bytes.count - 1)
+        while low < high {
+            bytes.swapAt(low, high)
+            low += 1
+            high -= 1
+        }
+    }
+
+    /// The text; every part is valid UTF-8 (strings, and params as JSON), so nothing is repaired.
+    func finished() -> String {
+        String(decoding: bytes, as: UTF8.self)
     }
 }

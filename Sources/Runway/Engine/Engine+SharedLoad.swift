@@ -10,7 +10,7 @@ extension Engine {
         cancellation: LoadCancellation?, trace: LoadTrace?, started: ContinuousClock.Instant,
         land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
     ) async -> (result: Result<RawResponse, RunwayError>, attempts: Attempts) {
-        let (result, attempts) = await shareFlight(flight.hash, api: api, cancellation: cancellation) { [self] in
+        let (result, attempts) = await shareFlight(flight.text, api: api, cancellation: cancellation) { [self] in
             let (result, attempts) = await runAttempts(
                 api, params: params, registered: registered, cancellation: cancellation, loadID: loadID, trace: trace,
                 land: land)

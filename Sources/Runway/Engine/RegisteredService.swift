@@ -1,7 +1,10 @@
 import Foundation
 
 /// A registered service with its base URL parsed once, not on every request.
-struct RegisteredService: Sendable {
+///
+/// A class: every load reads it from the engine's table and hands it down the whole path, and
+/// a reference is copied with one retain where `Service`'s fields would each need their own.
+final class RegisteredService: Sendable {
     let service: Service
     let baseURL: Result<RequestBuilder.BaseURL, RunwayError>
 

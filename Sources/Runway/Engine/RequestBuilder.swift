@@ -9,10 +9,15 @@ struct PreparedRequest: Sendable {
 
 /// Builds the `HTTPRequest` of one attempt from service + API + params: the only place that does.
 enum RequestBuilder {
-    /// Characters an API path may carry as they are; others are percent-encoded.
-    private static let pathAllowed: Set<UInt8> = Set(
-        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%".utf8)
-    )
+    /// Whether an API path may carry `byte` as it is (others are percent-encoded): a table of
+    /// the 256 bytes, as a path's every byte is looked up (a `Set` hashed each one).
+    private static let pathAllowed: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%".utf8 {
+            table[Int(byte)] = true
+        }
+        return table
+    }()
 
     static func build(api: some API, service: Service, params: Parameters, body: RequestBody? = nil) throws(RunwayError)
         -> PreparedRequest
@@ -60,18 +65,25 @@ enum RequestBuilder {
 
         var head = HTTPRequest(method: method, scheme: base.scheme, authority: base.authority, path: path)
         head.headerFields = service.commonHeaders
-        for field in api.headers {
-            head.headerFields[fields: field.name] = []
+        let apiHeaders = api.headers
+        if !apiHeaders.isEmpty {
+            for field in apiHeaders {
+                head.headerFields[fields: field.name] = []
+            }
+            head.headerFields.append(contentsOf: apiHeaders)
         }
-        head.headerFields.append(contentsOf: api.headers)
         if let contentType { head.headerFields[.contentType] = contentType }
+        // A field found absent is appended: the subscript's setter would look for the fields to
+        // replace all over again.
         if api.responseFormat == .json, head.headerFields[.accept] == nil {
-            head.headerFields[.accept] = "application/json"
+            head.headerFields.append(HTTPField(name: .accept, value: "application/json"))
         }
-        if head.headerFields[.userAgent] == nil { head.headerFields[.userAgent] = "Runway/1" }
+        if head.headerFields[.userAgent] == nil { head.headerFields.append(HTTPField(name: .userAgent, value: "Runway/1")) }
         // The codings every transport undoes, offered by the engine (one rule, not one per
         // transport), before the signature so that it covers them.
-        if head.headerFields[.acceptEncoding] == nil { head.headerFields[.acceptEncoding] = ContentCoding.offered }
+        if head.headerFields[.acceptEncoding] == nil {
+            head.headerFields.append(HTTPField(name: .acceptEncoding, value: ContentCoding.offered))
+        }
         return PreparedRequest(head: head, body: body)
     }
 
@@ -112,10 +124,10 @@ enum RequestBuilder {
     static func encodePath(_ path: String) -> String {
         let trimmed = path.drop(while: { $0 == "/" })
         // Most paths need nothing encoded: no byte-by-byte rebuilding for them.
-        if trimmed.utf8.allSatisfy({ pathAllowed.contains($0) }) { return String(trimmed) }
+        if trimmed.utf8.allSatisfy({ pathAllowed[Int($0)] }) { return String(trimmed) }
         var output = ""
         for byte in trimmed.utf8 {
-            if pathAllowed.contains(byte) {
+            if pathAllowed[Int(byte)] {
                 output.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 output += String(format: "%%%02X", byte)
