@@ -60,13 +60,18 @@ public final class ChildProcess: @unchecked Sendable {
     public private(set) var processIdentifier: pid_t = 0
 
     private let lock = NSLock()
-    private var waitStatus: Int32?
+    private var waitStatus: Int32? {
+        didSet { if waitStatus != nil { scratch?.remove() } }
+    }
+    /// A folder the child writes in and no one reads after it: removed once the child has ended.
+    private let scratch: ScratchFolder?
 
     /// A child that runs `executable` (a path) with `arguments`, in `directory`, with
-    /// `environment` (this process's when `nil`).
+    /// `environment` (this process's when `nil`); `scratch` is removed once it has ended (seen
+    /// by a wait or a poll), or when this object goes.
     public init(
         _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, directory: String? = nil,
-        input: Stream = .null, output: Stream = .null, error: Stream = .null
+        input: Stream = .null, output: Stream = .null, error: Stream = .null, scratch: ScratchFolder? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
@@ -75,6 +80,11 @@ public final class ChildProcess: @unchecked Sendable {
         self.input = input
         self.output = output
         self.error = error
+        self.scratch = scratch
+    }
+
+    deinit {
+        scratch?.remove()
     }
 
     /// Why a child could not be started.

@@ -25,14 +25,23 @@ public func runwayExecutable() -> URL {
 ///   (`unshare`, as root): every such run has the same process id, as each run of a container does.
 ///   End it with `SIGKILL`, not ``ChildProcess/terminate()``: `unshare` blocks `SIGTERM` while it
 ///   waits, and `--kill-child` ends `runway` when `unshare` dies.
+/// - parameter temporaryFolder: The child's `TMPDIR`, which the caller keeps and removes; by
+///   default a folder of the child's own, removed once it has ended (``ChildProcess``).
 public func startNiced(
-    _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false
+    _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false, temporaryFolder: URL? = nil
 ) throws -> (ChildProcess, FileHandle) {
     let niced = ["-n", "\(niceness)", runwayExecutable().path] + arguments
+    // The child's temporary folder (`runway serve`'s default databases go there): its own,
+    // removed once it has ended, unless the caller gives one it keeps itself.
+    let scratch = temporaryFolder == nil ? try ScratchFolder("child") : nil
+    var environment = ProcessInfo.processInfo.environment
+    environment["TMPDIR"] = (temporaryFolder ?? scratch?.url)?.path
     let process =
         inNewPIDNamespace
-        ? ChildProcess("/usr/bin/unshare", ["--pid", "--kill-child", "/usr/bin/nice"] + niced, output: .pipe)
-        : ChildProcess("/usr/bin/nice", niced, output: .pipe)
+        ? ChildProcess(
+            "/usr/bin/unshare", ["--pid", "--kill-child", "/usr/bin/nice"] + niced, environment: environment, output: .pipe,
+            scratch: scratch)
+        : ChildProcess("/usr/bin/nice", niced, environment: environment, output: .pipe, scratch: scratch)
     try process.run()
     guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
     return (process, output)
@@ -118,11 +127,12 @@ public func line(of reader: FileHandle) async -> String {
 
 /// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
 public func startServe(
-    _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false,
+    _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false, temporaryFolder: URL? = nil,
     until last: @escaping @Sendable (String) -> Bool
 ) async throws -> (ChildProcess, baseURL: String, banner: [String]) {
     let (process, reader) = try startNiced(
-        ["serve", "--quiet"] + arguments, niceness: niceness, inNewPIDNamespace: inNewPIDNamespace)
+        ["serve", "--quiet"] + arguments, niceness: niceness, inNewPIDNamespace: inNewPIDNamespace,
+        temporaryFolder: temporaryFolder)
     var banner: [String] = []
     while banner.last.map(last) != true {
         let next = await line(of: reader)

@@ -74,10 +74,15 @@ struct ServeVerifiesTests {
 
     @Test("each run of a default runway serve collects into a new store, even when its process id is an earlier run's")
     func defaultStoreIsFresh() async throws {
-        // Process 1 of a PID namespace of its own, twice: the same process id both times.
+        // Process 1 of a PID namespace of its own, twice: the same process id both times, and
+        // the same temporary folder.
+        let folder = try ScratchFolder("serve-runs")
+        defer { folder.remove() }
         var stores: [String] = []
         for run in 0..<2 {
-            let (process, baseURL, banner) = try await startServe(["--no-verify"], inNewPIDNamespace: true) {
+            let (process, baseURL, banner) = try await startServe(
+                ["--no-verify"], inNewPIDNamespace: true, temporaryFolder: folder.url
+            ) {
                 $0.contains("WARNING")
             }
             // `unshare` blocks SIGTERM; killed, it takes `runway` with it (`--kill-child`).

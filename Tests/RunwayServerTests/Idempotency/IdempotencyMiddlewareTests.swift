@@ -78,14 +78,14 @@ struct IdempotencyMiddlewareTests {
         ledger: GatedLedger = GatedLedger(), limits: IdempotencyMiddleware<ServerRequestContext>.Limits = .init(),
         _ body: (HTTPClient, String, GatedLedger) async throws -> T
     ) async throws -> T {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-keys-\(UUID().uuidString).sqlite")
-        let desk = OrderDesk(ledger: ledger, keys: try SQLiteIdempotencyStore(url: url), limits: limits)
+        let folder = try ScratchFolder("keys")
+        let desk = OrderDesk(ledger: ledger, keys: try SQLiteIdempotencyStore(url: folder.file("keys.sqlite")), limits: limits)
         let server = try await DemoServer.start(demoRoutes: false, orders: desk)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         return try await withCleanup({
             try? await client.shutdown()
             await server.stop()
-            try? FileManager.default.removeItem(at: url)
+            folder.remove()
         }) {
             try await body(client, server.baseURL, ledger)
         }

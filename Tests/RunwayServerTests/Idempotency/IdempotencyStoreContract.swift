@@ -1,5 +1,6 @@
 import Foundation
 import RunwayServer
+import RunwayTestSupport
 import Testing
 
 /// What every ``IdempotencyStore`` must do, on logical time: run once against SQLite and once
@@ -38,8 +39,9 @@ enum IdempotencyStoreContract {
 struct IdempotencyStoreTests {
     @Test("SQLite keeps the contract: claim, running, mismatch, answered, expiry, stale lease, release, sweep")
     func sqlite() async throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-keys-\(UUID().uuidString).sqlite")
-        defer { try? FileManager.default.removeItem(at: url) }
-        try await IdempotencyStoreContract.check(try SQLiteIdempotencyStore(url: url))
+        // A folder of its own: the store's `-wal` and `-shm` go with it.
+        let folder = try ScratchFolder("keys")
+        defer { folder.remove() }
+        try await IdempotencyStoreContract.check(try SQLiteIdempotencyStore(url: folder.file("keys.sqlite")))
     }
 }
