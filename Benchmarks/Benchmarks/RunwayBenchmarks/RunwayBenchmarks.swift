@@ -24,6 +24,13 @@ let benchmarks: @Sendable () -> Void = {
         stopped.wait()
         exit(0)
     }
+    if let spec = ProcessInfo.processInfo.environment[ProfileRun.variable] {
+        // This process is one client loading one way, for a profiler.
+        Benchmark("Profile", configuration: .init(metrics: [], warmupIterations: 0, maxIterations: 1)) { _ in
+            await ProfileRun.run(spec)
+        }
+        return
+    }
     if let launch = ProcessInfo.processInfo.environment[LaunchChild.variable] {
         // This process is one launch of an app: launch, report, exit.
         Benchmark("Launch", configuration: .init(metrics: [], warmupIterations: 0, maxIterations: 1)) { _ in

@@ -18,10 +18,9 @@ extension Engine {
         trace loadTrace: LoadTrace? = nil,
         land: (TransportResponse, HTTPRequest, Int) -> Result<Value, RunwayError>
     ) async -> (Result<Value, RunwayError>, Attempts) {
-        let service = registered.service
         let clock = ContinuousClock()
         let loadDeadline = api.totalTimeout.map { clock.now + $0 }
-        let authentication = api.authenticates ? service.credentials.authentication : nil
+        let authentication = api.authenticates ? registered.service.credentials.authentication : nil
         var credential: CredentialLease?
         /// The sign-in the load's request is made for: taken with its first credential, and
         /// compared with the current one before the request is sent again.
@@ -44,13 +43,14 @@ extension Engine {
                 // for the user it was made for.
                 if let epoch, let authentication, authentication.epoch != epoch { throw RunwayError.userChanged }
                 var attemptParams = params
-                let adapters = Self.adapters(of: api, service: service)
+                let adapters = Self.adapters(of: api, service: registered.service)
                 if !adapters.isEmpty {
                     try await adapters.adaptParams(
-                        &attemptParams, context: AdaptingContext(apiName: api.name, service: service.id, attempt: attempt, hop: 0))
+                        &attemptParams,
+                        context: AdaptingContext(apiName: api.name, service: registered.service.id, attempt: attempt, hop: 0))
                 }
                 var built = try RequestBuilder.build(
-                    api: api, service: service, base: registered.baseURL.get(), params: attemptParams, body: body)
+                    api: api, service: registered.service, base: registered.baseURL.get(), params: attemptParams, body: body)
                 try hooks.prepare?(&built)
                 if let authentication, credential == nil {
                     let lease = try await authentication.lease()
@@ -60,7 +60,9 @@ extension Engine {
                 }
                 if cancellation?.isCancelled == true { throw RunwayError.cancelled }
                 // A body that streams from files is hashed once, for the signer, not per attempt.
-                if service.credentials.signer != nil, bodyDigest == nil, let content = built.body, content.data == nil {
+                if registered.service.credentials.signer != nil, bodyDigest == nil, let content = built.body,
+                    content.data == nil
+                {
                     bodyDigest = try content.sha256Hex()
                 }
                 let exchanged = try await exchange(
@@ -75,7 +77,8 @@ extension Engine {
                 // authenticator's business: a second such refusal lands as the answer it is.
                 let refusedForClock =
                     exchanged.carriedCredential
-                    && service.credentials.signer?.correctsClock(after: exchanged.response.head, body: exchanged.response.body) == true
+                    && registered.service.credentials.signer?.correctsClock(
+                        after: exchanged.response.head, body: exchanged.response.body) == true
                 if refusedForClock, state.takeClockCorrection() {
                     trace?.set("runway.attempt.outcome", "clock corrected")
                     trace?.end()
@@ -125,10 +128,10 @@ extension Engine {
             if case .failure(let error) = outcome { trace?.fail(error) }
             trace?.end()
             // The service's common errors, decided once for all its APIs.
-            if case .failure(let error) = outcome, let handler = service.errorHandler, error != .cancelled,
+            if case .failure(let error) = outcome, let handler = registered.service.errorHandler, error != .cancelled,
                 !cancellation.isCancelledOrTask
             {
-                let context = ServiceErrorContext(apiName: api.name, service: service.id, attempt: attempt)
+                let context = ServiceErrorContext(apiName: api.name, service: registered.service.id, attempt: attempt)
                 switch await handler.handle(error, context: context) {
                 case .deliver:
                     break

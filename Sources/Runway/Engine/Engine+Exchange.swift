@@ -25,8 +25,7 @@ extension Engine {
         hooks: TransferHooks = TransferHooks(), cancellation: LoadCancellation? = nil, loadID: LoadID? = nil,
         trace: LoadTrace? = nil, seen: inout Attempts
     ) async throws(RunwayError) -> Exchanged {
-        let service = registered.service
-        let authentication = service.credentials.authentication
+        let authentication = registered.service.credentials.authentication
         // Loads that carry no credential still store the service's cookies: for the sign-in of now.
         let signIn = epoch ?? authentication?.epoch
         var target = built
@@ -36,7 +35,7 @@ extension Engine {
         var failovers = 0
         /// The fields the authenticator set: redacted, with the usual ones, from what app code sees.
         var credentialNames = CredentialRedaction.Marks()
-        let adapters = Self.adapters(of: api, service: service)
+        let adapters = Self.adapters(of: api, service: registered.service)
         while true {
             var request = target
             // A span per request on the wire; its context goes out with the request to the
@@ -54,7 +53,7 @@ extension Engine {
             if withCredentials {
                 do throws(RunwayError) {
                     credentialNames = try await applyCredentials(
-                        to: &request, api: api, service: service, adapters: adapters, credential: credential,
+                        to: &request, api: api, service: registered.service, adapters: adapters, credential: credential,
                         bodyDigest: bodyDigest, attempt: attempt, hop: hops)
                 } catch {
                     hopTrace?.fail(error)
@@ -76,7 +75,7 @@ extension Engine {
             }
             let redacted = CredentialRedaction.redacting(request.head, also: credentialNames)
             seen.request = redacted
-            let address = connectAddress(for: request.head, service: service)
+            let address = connectAddress(for: request.head, service: registered.service)
             seen.address = address
             let response: TransportResponse
             let sentAt = ContinuousClock.now
@@ -114,7 +113,7 @@ extension Engine {
                 }
                 // The chosen address failed: it is left until the next round, and the next fastest
                 // takes over — at once, for this very request, when nothing of it was sent.
-                if let address, let selector = service.connection.endpoints, error.faultsAddress {
+                if let address, let selector = registered.service.connection.endpoints, error.faultsAddress {
                     selector.reportFailure(of: address)
                     if error.leftNothingSent, failovers < selector.candidates.count,
                         let next = selector.address, next != address
@@ -127,7 +126,7 @@ extension Engine {
             }
             // Cookies are kept from the service's own origin only, and only for the sign-in the
             // request was made in: a cookie set for a user who has since signed out is dropped.
-            if withCredentials, let jar = service.credentials.cookies, let url = request.head.url,
+            if withCredentials, let jar = registered.service.credentials.cookies, let url = request.head.url,
                 signIn == authentication?.epoch
             {
                 jar.store(response.head, for: url)
@@ -137,10 +136,10 @@ extension Engine {
             seen.httpVersion = response.httpVersion
 
             let step = RedirectStep.decide(
-                status: response.head.status.code, location: response.head.headerFields[.location],
+                status: response.head.status.code, location: response.head.headerFields.value(of: .location),
                 request: request.head, hopsSoFar: hops, policy: api.redirectPolicy,
                 origin: RedirectStep.Origin(scheme: built.head.scheme, authority: built.head.authority),
-                allowsInsecureHTTP: service.connection.allowsInsecureHTTP)
+                allowsInsecureHTTP: registered.service.connection.allowsInsecureHTTP)
             switch step {
             case .land:
                 return Exchanged(response: response, request: redacted, carriedCredential: withCredentials)

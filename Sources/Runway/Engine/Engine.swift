@@ -320,9 +320,10 @@ public final class Engine: Sendable {
         }
         let service = registered.service
         let policy = api.cachePolicy
+        // The registration, not a copy of its service: one retain instead of one per field.
         let land: @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError> = {
             response, request, attempt in
-            Landing.land(response, request: request, api: api, service: service, attempts: attempt, trace: trace)
+            Landing.land(response, request: request, api: api, service: registered.service, attempts: attempt, trace: trace)
         }
         guard let cache, policy.tiers != .none, api.method == .get || api.method == .head, body == nil,
             let key = CacheKey(api: api, service: service, params: params)

@@ -60,7 +60,7 @@ enum Landing {
     /// The wait an answer's `Retry-After` asks for: a number of seconds, or an HTTP date
     /// (RFC 9110 §10.2.3), counted from `now`; a date in the past is no wait.
     static func retryAfter(in head: HTTPResponse, now: Date = Date()) -> Duration? {
-        guard let text = head.headerFields[.retryAfter]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard let text = head.headerFields.value(of: .retryAfter)?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Int(text) { return seconds >= 0 ? .seconds(seconds) : nil }
         guard let date = HTTPDate.parse(text) else { return nil }
         let wait = date.timeIntervalSince(now)

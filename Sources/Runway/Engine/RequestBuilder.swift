@@ -51,7 +51,8 @@ enum RequestBuilder {
             (body, contentType) = try explicitBody.prepared(for: api)
         }
         if inQuery {
-            let query = try QueryEncoder.encode(merged)
+            // No params (most GETs): nothing to sort or encode.
+            let query = merged.isEmpty ? "" : try QueryEncoder.encode(merged)
             if !query.isEmpty { path += "?" + query }
         } else if api.paramEncoding == .form {
             body = TransportBody(Data(try QueryEncoder.encode(merged).utf8))
@@ -75,13 +76,13 @@ enum RequestBuilder {
         if let contentType { head.headerFields[.contentType] = contentType }
         // A field found absent is appended: the subscript's setter would look for the fields to
         // replace all over again.
-        if api.responseFormat == .json, head.headerFields[.accept] == nil {
+        if api.responseFormat == .json, !head.headerFields.contains(.accept) {
             head.headerFields.append(HTTPField(name: .accept, value: "application/json"))
         }
-        if head.headerFields[.userAgent] == nil { head.headerFields.append(HTTPField(name: .userAgent, value: "Runway/1")) }
+        if !head.headerFields.contains(.userAgent) { head.headerFields.append(HTTPField(name: .userAgent, value: "Runway/1")) }
         // The codings every transport undoes, offered by the engine (one rule, not one per
         // transport), before the signature so that it covers them.
-        if head.headerFields[.acceptEncoding] == nil {
+        if !head.headerFields.contains(.acceptEncoding) {
             head.headerFields.append(HTTPField(name: .acceptEncoding, value: ContentCoding.offered))
         }
         return PreparedRequest(head: head, body: body)

@@ -50,7 +50,7 @@ package final class BodyCollector: ResponseSink {
         // No body follows a HEAD, a 1xx, a 204 or a 304 (RFC 9110 §6.4.1): their Content-Length
         // describes another answer.
         let bodyless = answersHead || head.status.code < 200 || head.status.code == 204 || head.status.code == 304
-        if !bodyless, let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
+        if !bodyless, let declared = head.headerFields.value(of: .contentLength).flatMap(Int.init), declared > limit {
             throw tooLarge
         }
         let foreignCoding = ContentCoding.notUndone(in: head.headerFields).first

@@ -19,7 +19,7 @@ package enum ContentCoding {
     /// The codings `fields`' `Content-Encoding` names, lowercased, in the order they were
     /// applied; `identity` is none.
     static func codings(in fields: HTTPFields) -> [String] {
-        guard let header = fields[.contentEncoding] else { return [] }
+        guard let header = fields.value(of: .contentEncoding) else { return [] }
         return header.split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
@@ -37,7 +37,7 @@ extension HTTPFields {
     /// longer describe the body, so both are dropped. A coding nothing undoes is kept, so that
     /// the collector refuses it. Every head passes through this one rule (``DecodingSink``).
     package func describingDecodedBody() -> HTTPFields {
-        guard let encoding = self[.contentEncoding], encoding.lowercased() != "identity",
+        guard let encoding = self.value(of: .contentEncoding), encoding.lowercased() != "identity",
             ContentCoding.notUndone(in: self).isEmpty
         else { return self }
         var decoded = self

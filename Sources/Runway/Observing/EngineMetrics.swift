@@ -12,7 +12,8 @@ public import CoreMetrics
 /// | `runway_coalesced_total` | counter | `api` (loads that joined an identical load in flight) |
 ///
 /// Metric objects are made once per dimension set and kept, so a load costs a dictionary
-/// lookup per metric, not a factory call.
+/// lookup per metric, not a factory call; over swift-metrics' no-op factory (what
+/// `MetricsSystem` holds until an app bootstraps one) a load costs nothing at all.
 public final class EngineMetrics: Sendable {
     /// Metric labels.
     public enum Label {
@@ -31,15 +32,20 @@ public final class EngineMetrics: Sendable {
     }
 
     private let factory: any MetricsFactory
+    /// Whether anything is reported: not over the no-op factory, whose metrics drop every
+    /// value (the factory is taken once, here, so bootstrapping later changes nothing either).
+    let reports: Bool
     private let counters = Locked<[Key: Counter]>([:])
     private let timers = Locked<[Key: CoreMetrics.Timer]>([:])
 
     /// Reports through `factory` (the one bootstrapped in `MetricsSystem` by default).
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
+        reports = !(factory is NOOPMetricsHandler)
     }
 
     func load(api: String, service: ServiceID, outcome: String, duration: Duration, retries: Int) {
+        guard reports else { return }
         let serviceName = service.rawValue
         counter(Key(label: Label.loads, first: api, second: serviceName, third: outcome)) {
             [("api", api), ("service", serviceName), ("outcome", outcome)]
@@ -56,12 +62,14 @@ public final class EngineMetrics: Sendable {
     }
 
     func cache(api: String, result: String, tier: String) {
+        guard reports else { return }
         counter(Key(label: Label.cache, first: api, second: result, third: tier)) {
             [("api", api), ("result", result), ("tier", tier)]
         }.increment()
     }
 
     func coalesced(api: String) {
+        guard reports else { return }
         counter(Key(label: Label.coalesced, first: api, second: "", third: "")) { [("api", api)] }.increment()
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import MetricsTestKit
@@ -80,6 +81,13 @@ struct MetricsTests {
             #expect(cache("hit", "disk") == 1)
             #expect(server.probe.count("/echo") == 1)
         }
+    }
+
+    @Test("Over swift-metrics' no-op factory (none bootstrapped) a load looks nothing up; any other factory is asked for every load")
+    func noOpFactoryCostsNothing() {
+        // The tests above read every load's metrics back through a factory of their own.
+        #expect(!EngineMetrics(factory: NOOPMetricsHandler.instance).reports)
+        #expect(EngineMetrics(factory: TestMetrics()).reports)
     }
 
     @Test("Coalesced joins: five identical loads in flight, four joined")

@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Logging
+import Runway
+import RunwayNIO
+
+/// One way of loading, many times in a row, in a process of its own: what `perf record` and
+/// `perf stat` attach to, so that a profile holds one client's work only. Set
+/// `RUNWAY_BENCHMARK_PROFILE="WAY COUNT BASE_URL"` (the base URL of a server this executable
+/// serves, `RUNWAY_BENCHMARK_SERVER=1`); it makes COUNT sequential loads of `/listings` and
+/// prints the wall time and the CPU time (user + system) per load.
+///
+/// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
+/// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine), `engine`, `manager`
+/// (an `APIManager` awaited from a background task), `memory` (the engine over the in-memory
+/// transport of the `Overhead` lines) and `parse` (the parser alone, on the same body).
+enum ProfileRun {
+    static let variable = "RUNWAY_BENCHMARK_PROFILE"
+
+    static func run(_ spec: String) async -> Never {
+        let parts = spec.split(separator: " ").map(String.init)
+        guard parts.count == 3, let count = Int(parts[1]), count > 0, let base = URL(string: parts[2]),
+            let host = base.host, let port = base.port
+        else {
+            print("\(variable) wants \"WAY COUNT BASE_URL\", got \"\(spec)\"")
+            exit(2)
+        }
+        let way = parts[0]
+        let connections = AsyncHTTPClientTransport.Connections(maximumConnectionsPerHost: 8)
+        let raw = HTTPClient(eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
+        let transport = AsyncHTTPClientTransport(connections: connections)
+        // Failures only, as the benchmark lines log.
+        var logger = Logger(label: "runway.benchmarks")
+        logger.logLevel = .notice
+        let engine = Engine(transport: transport, logger: logger)
+        let memory = Engine(transport: OverheadBenchmarks.MemoryTransport(), logger: logger, metrics: nil)
+        do {
+            try engine.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
+            try memory.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
+            let manager = await APIManager(ListingsAPI(), engine: engine)
+            let url = parts[2] + "/listings"
+            let clock = ContinuousClock()
+            let start = clock.now
+            for _ in 0..<count {
+                switch way {
+                case "raw":
+                    let response = try await raw.execute(HTTPClientRequest(url: url), timeout: .seconds(20))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                case "transport":
+                    let request = TransportRequest(
+                        head: HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(port)", path: "/listings"),
+                        body: nil, timeout: .seconds(20), apiName: "Listings")
+                    try Fixture.check(try JSON(parsing: try await transport.send(request).body))
+                case "engine":
+                    try await Fixture.shared.runwayEngine(engine)
+                case "manager":
+                    try await Fixture.shared.runwayManager(manager)
+                case "memory":
+                    try await Fixture.shared.runwayEngine(memory)
+                case "parse":
+                    try Fixture.check(try JSON(parsing: ListingServer.body))
+                default:
+                    print("no way named \(way): raw, transport, engine, manager, memory or parse")
+                    exit(2)
+                }
+            }
+            let elapsed = clock.now - start
+            var usage = rusage()
+            getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+            let cpu = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+            print("\(way): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
+            try await raw.shutdown()
+            try await transport.shutdown()
+        } catch {
+            print("\(way) failed: \(error)")
+            exit(1)
+        }
+        exit(0)
+    }
+}
