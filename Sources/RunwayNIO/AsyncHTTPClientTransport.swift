@@ -312,7 +312,13 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// `HTTP/2`, `HTTP/1.1`: how a response names its version.
     static func versionName(_ version: HTTPVersion) -> String {
-        "HTTP/\(version.major)\(version.major >= 2 ? "" : ".\(version.minor)")"
+        // The versions every answer comes in, without building their names each time.
+        switch (version.major, version.minor) {
+        case (1, 1): "HTTP/1.1"
+        case (2, _): "HTTP/2"
+        case (1, 0): "HTTP/1.0"
+        default: "HTTP/\(version.major)\(version.major >= 2 ? "" : ".\(version.minor)")"
+        }
     }
 
     /// `duration` as a `TimeAmount`, clamped to what one can hold (an API may ask for a timeout
