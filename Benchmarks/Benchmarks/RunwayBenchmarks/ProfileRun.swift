@@ -28,7 +28,8 @@ enum ProfileRun {
         }
         let way = parts[0]
         let connections = AsyncHTTPClientTransport.Connections(maximumConnectionsPerHost: 8)
-        let raw = HTTPClient(eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
+        let raw = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
         let transport = AsyncHTTPClientTransport(connections: connections)
         // Failures only, as the benchmark lines log.
         var logger = Logger(label: "runway.benchmarks")
@@ -69,7 +70,8 @@ enum ProfileRun {
             let elapsed = clock.now - start
             var usage = rusage()
             getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
-            let cpu = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+            let cpu =
+                (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
             print("\(way): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
             try await raw.shutdown()
             try await transport.shutdown()

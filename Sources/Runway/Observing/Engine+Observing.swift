@@ -76,7 +76,9 @@ extension Engine {
         if let recorder {
             record(loadID, api, service: service, result, attempts, started: started, duration: duration, joined: joined, in: recorder)
         }
-        if let metrics, metrics.reports { count(result, api: api.name, service: service, attempts: attempts, duration: duration, in: metrics) }
+        if let metrics, metrics.reports {
+            count(result, api: api.name, service: service, attempts: attempts, duration: duration, in: metrics)
+        }
         // Nothing of the line is built when the level filters it out (as in production).
         guard logger.logLevel <= RequestLog.level(of: result) else { return }
         let origin = result.map { value in (value as? RawResponse)?.origin ?? .network }
