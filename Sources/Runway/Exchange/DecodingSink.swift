@@ -43,15 +43,10 @@ package final class DecodingSink: ResponseSink {
     package func begin(_ head: HTTPResponse) throws {
         let arrived = ContinuousClock.now
         var described = head
-        var decoders: [Inflater] = []
-        // A head without a coding (most answers) passes as it is.
-        if head.headerFields.contains(.contentEncoding) {
-            described.headerFields = head.headerFields.describingDecodedBody()
-            // The codings this step undoes: those the rule dropped, when the transport left them.
-            if !described.headerFields.contains(.contentEncoding), !transportDecodes {
-                decoders = ContentCoding.codings(in: head.headerFields).reversed().compactMap(Inflater.init)
-            }
-        }
+        described.headerFields = head.headerFields.describingDecodedBody()
+        // The codings this step undoes: those the rule dropped, when the transport left them.
+        let dropped = !described.headerFields.contains(.contentEncoding) && !transportDecodes
+        let decoders = dropped ? ContentCoding.codings(in: head.headerFields).reversed().compactMap(Inflater.init) : []
         state.withLock { state in
             state.decoders = decoders
             state.head = described

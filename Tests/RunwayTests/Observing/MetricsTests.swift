@@ -83,7 +83,7 @@ struct MetricsTests {
         }
     }
 
-    @Test("Over swift-metrics' no-op factory (none bootstrapped) a load looks nothing up; any other factory is asked for every load")
+    @Test("EngineMetrics reports nothing over swift-metrics' no-op factory (none bootstrapped), and reports over any other")
     func noOpFactoryCostsNothing() {
         // The tests above read every load's metrics back through a factory of their own.
         #expect(!EngineMetrics(factory: NOOPMetricsHandler.instance).reports)
