@@ -18,9 +18,10 @@ public import Runway
 /// coding. Cancelling the calling task, or the request's ``TransportRequest/cancellation``,
 /// cancels the request, which closes its connection: the engine's deadline over the whole
 /// exchange, head and body, and a load's cancellation end it that way: the API's timeout is the
-/// only deadline (AsyncHTTPClient's own deadline, a second
-/// later, stops at the head; it sets no read timeout unless ``Connections/readTimeout`` asks
-/// for one). It never follows
+/// only deadline (AsyncHTTPClient's own deadline — a second later, and stopping at the head — is
+/// set only where no engine watches the exchange, and no read timeout unless
+/// ``Connections/readTimeout`` asks for one). An API call's exchange runs on one event loop per
+/// host, the loop its pooled connections prefer. It never follows
 /// redirects: a 3xx comes back as a response, and the `Engine` decides about the next hop. It
 /// lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
 ///
@@ -104,6 +105,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// task's trace only through its `async` interface (its delegate interface starts it on the
     /// event loop, outside any trace), so such a transport sends every request through that one.
     let tracesRequests: Bool
+    /// The loops of the clients' event loop group (every client the transport makes shares it).
+    private let loops: [any EventLoop]
+    /// How many in-memory exchanges run on each of ``loops`` now.
+    private let exchangesOnLoop: NIOLockedValueBox<[Int]>
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(connections: Connections = Connections()) {
@@ -135,6 +140,8 @@ public final class AsyncHTTPClientTransport: Transport {
         self.client = client
         self.ownedClient = owned ? client : nil
         self.connections = connections
+        loops = Array(client.eventLoopGroup.makeIterator())
+        exchangesOnLoop = NIOLockedValueBox(Array(repeating: 0, count: loops.count))
         // A client passed in is taken to trace when a tracer is bootstrapped (AsyncHTTPClient's
         // default); the transport's own clients trace when their configuration says so.
         let tracer = owned ? connections.tracer ?? InstrumentationSystem.tracer : InstrumentationSystem.tracer
@@ -243,6 +250,31 @@ public final class AsyncHTTPClientTransport: Transport {
         return try lease(for: host, connectingTo: request.connectAddress, pins: request.pins)
     }
 
+    /// The event loop for an in-memory exchange with `authority`, which its connection is
+    /// preferred on; ``finish(on:)`` when the exchange ends. It is the host's own loop unless
+    /// another runs fewer exchanges now: one after another, a host's exchanges and its pooled
+    /// connection share a thread (asked for no loop in particular from a task, AsyncHTTPClient
+    /// takes the group's loops in turn, and every answer read on one loop was handed to the
+    /// exchange on another); many at once, they spread over every loop, as do their connections.
+    ///
+    /// - returns: The loop, and its index for ``finish(on:)``; `nil` for a group with no loops.
+    private func startExchange(with authority: String) -> (loop: any EventLoop, index: Int)? {
+        guard !loops.isEmpty else { return nil }
+        let home = Int(UInt(bitPattern: authority.hashValue) % UInt(loops.count))
+        let index = exchangesOnLoop.withLockedValue { counts in
+            var least = home
+            for index in counts.indices where counts[index] < counts[least] { least = index }
+            counts[least] += 1
+            return least
+        }
+        return (loops[index], index)
+    }
+
+    /// An exchange ``startExchange(with:)`` placed on loop `index` ended.
+    private func finish(on index: Int) {
+        exchangesOnLoop.withLockedValue { $0[index] -= 1 }
+    }
+
     /// AsyncHTTPClient's deadline covers the head only: a backstop a second behind the engine's,
     /// so that the engine's deadline is the one that ends a silent exchange (as URLSession's
     /// idle timeout is the API's plus a second).
@@ -252,6 +284,11 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// An exchange whose body, both ways, is bytes in memory: an AsyncHTTPClient task whose
     /// parts go to the request's sink as they arrive, ended by the request's cancellation handle.
+    ///
+    /// The task is made on the event loop that runs it — the host's, where its pooled
+    /// connections live — in one trip there: made from a Swift task, AsyncHTTPClient went to
+    /// the loop three times (to watch the task's end, to hand it to the connection, and for the
+    /// caller to wait on its result), waking it each time.
     private func sendInMemory(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
         let outbound = try HTTPClient.Request(
             url: url, method: HTTPMethod(rawValue: request.head.method.rawValue), headers: Self.headers(of: request.head),
@@ -260,16 +297,33 @@ public final class AsyncHTTPClientTransport: Transport {
         let lease = try self.lease(for: request, authority: authority)
         defer { release(lease) }
         let delegate = SinkDelegate(sink: target)
-        let task = lease.client.execute(
-            request: outbound, delegate: delegate, eventLoop: .indifferent, deadline: Self.backstop(request), logger: nil)
+        let client = lease.client
+        guard let placed = startExchange(with: authority) else { throw TransportFault.internalFailure }
+        defer { finish(on: placed.index) }
+        let loop = placed.loop
+        // The engine ends the exchange at its deadline itself: no timer of AsyncHTTPClient's
+        // beside it (arming and cancelling one took two more trips to the loop).
+        let deadline = request.deadlineWatched ? nil : Self.backstop(request)
+        let exchange = LoopExchange()
         // Ended by the handle, and — for a caller without an engine, or a transport of an app's
         // own that hands it none — by cancelling the calling task.
-        let registration = request.cancellation?.register { task.cancel() }
+        let registration = request.cancellation?.register { exchange.cancel() }
         defer { if let registration { request.cancellation?.end(registration) } }
         let answer = try await withTaskCancellationHandler {
-            try await task.futureResult.get()
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SinkDelegate.Answer, any Error>) in
+                loop.execute {
+                    guard !exchange.isCancelled else {
+                        continuation.resume(throwing: HTTPClientError.cancelled)
+                        return
+                    }
+                    let task = client.execute(
+                        request: outbound, delegate: delegate, eventLoop: .delegate(on: loop), deadline: deadline, logger: nil)
+                    task.futureResult.whenComplete { continuation.resume(with: $0) }
+                    exchange.started(task)
+                }
+            }
         } onCancel: {
-            task.cancel()
+            exchange.cancel()
         }
         return try gathering?.response(head: answer.head, httpVersion: answer.version)
             ?? TransportResponse(head: answer.head, body: Data(), httpVersion: answer.version)

@@ -116,6 +116,7 @@ extension Engine {
         let exchange = LoadCancellation()
         var request = request
         request.cancellation = exchange
+        request.deadlineWatched = true
         var loss: NetworkMonitor.LossTicket?
         if let network {
             guard let ticket = network.watchLoss({ exchange.cancel() }) else {

@@ -98,6 +98,10 @@ public struct TransportRequest: Sendable {
     /// transport may feed it from its network thread; `false` for a download's file, or a sink
     /// a caller without an engine set, which may block.
     package var sinkKeepsInMemory = false
+    /// Whether the caller ends the exchange at ``timeout`` through ``cancellation`` itself (the
+    /// engine watches every exchange's deadline), so that a transport need not arm a timer of
+    /// its library's as a backstop.
+    package var deadlineWatched = false
 
     /// Creates a transport request.
     public init(
