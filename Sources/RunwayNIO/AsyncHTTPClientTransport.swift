@@ -254,7 +254,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// preferred on; ``finish(on:)`` when the exchange ends. It is the host's own loop unless
     /// another runs fewer exchanges now: one after another, a host's exchanges and its pooled
     /// connection share a thread (asked for no loop in particular from a task, AsyncHTTPClient
-    /// takes the group's loops in turn, and every answer read on one loop was handed to the
+    /// takes the group's loops in turn, and an answer read on one loop was handed to an
     /// exchange on another); many at once, they spread over every loop, as do their connections.
     ///
     /// - returns: The loop, and its index for ``finish(on:)``; `nil` for a group with no loops.
