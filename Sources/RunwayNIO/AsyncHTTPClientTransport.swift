@@ -310,12 +310,11 @@ public final class AsyncHTTPClientTransport: Transport {
         let registration = request.cancellation?.register { exchange.cancel() }
         defer { if let registration { request.cancellation?.end(registration) } }
         let answer = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SinkDelegate.Answer, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: LoopExchange.Waiting) in
+                exchange.wait(on: continuation)
                 loop.execute {
-                    guard !exchange.isCancelled else {
-                        continuation.resume(throwing: HTTPClientError.cancelled)
-                        return
-                    }
+                    // Cancelled first: the caller was resumed, and nothing is sent.
+                    guard let continuation = exchange.take() else { return }
                     let task = client.execute(
                         request: outbound, delegate: delegate, eventLoop: .delegate(on: loop), deadline: deadline, logger: nil)
                     task.futureResult.whenComplete { continuation.resume(with: $0) }

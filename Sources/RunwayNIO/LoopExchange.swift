@@ -1,44 +1,69 @@
 import AsyncHTTPClient
 import NIOConcurrencyHelpers
 
-/// The cancellation of an exchange whose AsyncHTTPClient task is made on its event loop, later
-/// than the caller may cancel it: a cancel before the task exists keeps it from being made, one
-/// after cancels it.
+/// An exchange whose AsyncHTTPClient task is made on its event loop, later than the caller
+/// starts waiting and may cancel: its caller's continuation until the loop takes it, then its
+/// task. A cancel before the loop takes it resumes the caller at once and keeps the task from
+/// being made — so a caller never waits on a loop that dropped the work (one shut down under an
+/// app's client) past its own cancellation or deadline; one after cancels the task.
 final class LoopExchange: Sendable {
+    typealias Waiting = CheckedContinuation<SinkDelegate.Answer, any Error>
+
     private enum State {
-        case pending
+        /// The caller waits; the loop has not taken the exchange yet.
+        case waiting(Waiting)
+        /// The loop took the caller's continuation and is making the task.
+        case starting
         case running(HTTPClient.Task<SinkDelegate.Answer>)
         case cancelled
+        /// Made, not yet waited on.
+        case new
     }
 
-    private let state = NIOLockedValueBox(State.pending)
+    private let state = NIOLockedValueBox(State.new)
 
-    /// Whether the exchange was cancelled before its task was made.
-    var isCancelled: Bool {
+    /// The caller waits on `continuation`; resumed at once, cancelled, when the exchange already is.
+    func wait(on continuation: Waiting) {
+        let cancelled = state.withLockedValue { state in
+            guard case .new = state else { return true }
+            state = .waiting(continuation)
+            return false
+        }
+        if cancelled { continuation.resume(throwing: HTTPClientError.cancelled) }
+    }
+
+    /// The loop takes the exchange: the caller's continuation, for the task's end to resume;
+    /// `nil` when it was cancelled first (its caller has been resumed).
+    func take() -> Waiting? {
         state.withLockedValue { state in
-            guard case .cancelled = state else { return false }
-            return true
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .starting
+            return continuation
         }
     }
 
-    /// The task is made: a cancel from now on cancels it; one that came in between (after the
-    /// check, before this) cancels it at once.
+    /// The task is made: a cancel from now on cancels it; one that came while it was being
+    /// made cancels it at once.
     func started(_ task: HTTPClient.Task<SinkDelegate.Answer>) {
         let cancelled = state.withLockedValue { state in
-            guard case .pending = state else { return true }
+            guard case .starting = state else { return true }
             state = .running(task)
             return false
         }
         if cancelled { task.cancel() }
     }
 
-    /// Cancels the task, or keeps it from being made.
+    /// Cancels the task, or resumes the waiting caller and keeps the task from being made.
     func cancel() {
-        let task = state.withLockedValue { state -> HTTPClient.Task<SinkDelegate.Answer>? in
+        let (task, waiting) = state.withLockedValue { state -> (HTTPClient.Task<SinkDelegate.Answer>?, Waiting?) in
             defer { state = .cancelled }
-            guard case .running(let task) = state else { return nil }
-            return task
+            switch state {
+            case .running(let task): return (task, nil)
+            case .waiting(let continuation): return (nil, continuation)
+            case .new, .starting, .cancelled: return (nil, nil)
+            }
         }
         task?.cancel()
+        waiting?.resume(throwing: HTTPClientError.cancelled)
     }
 }
