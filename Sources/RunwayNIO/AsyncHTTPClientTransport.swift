@@ -20,10 +20,11 @@ public import Runway
 /// exchange, head and body, and a load's cancellation end it that way: the API's timeout is the
 /// only deadline (AsyncHTTPClient's own deadline — a second later, and stopping at the head — is
 /// set only where no engine watches the exchange, and no read timeout unless
-/// ``Connections/readTimeout`` asks for one). An API call's exchange runs on one event loop per
-/// host, the loop its pooled connections prefer. It never follows
-/// redirects: a 3xx comes back as a response, and the `Engine` decides about the next hop. It
-/// lives in the `RunwayNIO` product so that an app using only `Runway` never links SwiftNIO.
+/// ``Connections/readTimeout`` asks for one). An API call's exchange runs on its host's event
+/// loop, where its pooled connections are made — on a less busy one while many run at once. It
+/// never follows redirects: a 3xx comes back as a response, and the `Engine` decides about the
+/// next hop. It lives in the `RunwayNIO` product so that an app using only `Runway` never links
+/// SwiftNIO.
 ///
 /// For example:
 ///
