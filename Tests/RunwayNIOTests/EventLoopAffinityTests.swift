@@ -9,8 +9,8 @@ import RunwayTestSupport
 import Testing
 
 /// Where the AsyncHTTPClient transport runs an exchange whose answer is kept in memory: its task
-/// is made on the host's event loop, the loop its connections prefer.
-@Suite("AsyncHTTPClient transport: one event loop per host", .timeLimit(.minutes(10)))
+/// is made on the host's event loop (a less busy one while others run), once the loop takes it.
+@Suite("AsyncHTTPClient transport: an API call's exchange on its event loop", .timeLimit(.minutes(10)))
 struct EventLoopAffinityTests {
     /// Notes the event loop each head arrives on.
     final class LoopRecordingSink: ResponseSink {

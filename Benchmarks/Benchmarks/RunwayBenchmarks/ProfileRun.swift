@@ -12,7 +12,9 @@ import RunwayNIO
 /// prints the wall time and the CPU time (user + system) per load.
 ///
 /// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
-/// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine), `engine`, `manager`
+/// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
+/// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
+/// engine's API call takes), `engine`, `manager`
 /// (an `APIManager` awaited from a background task), `memory` (the engine over the in-memory
 /// transport of the `Overhead` lines) and `parse` (the parser alone, on the same body).
 enum ProfileRun {
