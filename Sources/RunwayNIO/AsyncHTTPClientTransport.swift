@@ -110,6 +110,8 @@ public final class AsyncHTTPClientTransport: Transport {
     private let loops: [any EventLoop]
     /// How many in-memory exchanges run on each of ``loops`` now.
     private let exchangesOnLoop: NIOLockedValueBox<[Int]>
+    /// The requests of the addresses API calls ask again and again, each URL parsed once.
+    let templates = RequestTemplates()
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
     public convenience init(connections: Connections = Connections()) {
@@ -225,7 +227,6 @@ public final class AsyncHTTPClientTransport: Transport {
             throw RunwayError(.unsendableURL)
         }
         try request.refuseUncheckablePins(checking: pinScopes)
-        let url = "\(scheme)://\(authority)\(request.head.path ?? "/")"
         // Bytes in memory both ways (every API call): AsyncHTTPClient hands each part of the
         // answer to the engine's collector on the connection's event loop, and one hop brings
         // the whole answer back. Files either way are read and written off the event loop, and
@@ -234,7 +235,8 @@ public final class AsyncHTTPClientTransport: Transport {
             request.sinkKeepsInMemory && !tracesRequests && request.uploadProgress == nil
             && (request.content.map { $0.data != nil } ?? true)
         do {
-            if inMemory { return try await sendInMemory(request, url: url, authority: authority) }
+            if inMemory { return try await sendInMemory(request, scheme: scheme, authority: authority) }
+            let url = Self.url(scheme: scheme, authority: authority, path: request.head.path ?? "/")
             guard let cancellation = request.cancellation else {
                 return try await sendStreaming(request, url: url, authority: authority)
             }
@@ -290,10 +292,11 @@ public final class AsyncHTTPClientTransport: Transport {
     /// connections live — in one trip there: made from a Swift task, AsyncHTTPClient went to
     /// the loop three times (to watch the task's end, to hand it to the connection, and for the
     /// caller to wait on its result), waking it each time.
-    private func sendInMemory(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
-        let outbound = try HTTPClient.Request(
-            url: url, method: HTTPMethod(rawValue: request.head.method.rawValue), headers: Self.headers(of: request.head),
-            body: request.content?.data.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+    private func sendInMemory(_ request: TransportRequest, scheme: String, authority: String) async throws -> TransportResponse {
+        var made = try templates.request(for: request.head, scheme: scheme, authority: authority)
+        made.headers = Self.headers(of: request.head)
+        made.body = request.content?.data.map { .byteBuffer(ByteBuffer(bytes: $0)) }
+        let outbound = made
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
         let lease = try self.lease(for: request, authority: authority)
         defer { release(lease) }
@@ -314,12 +317,11 @@ public final class AsyncHTTPClientTransport: Transport {
             try await withCheckedThrowingContinuation { (continuation: LoopExchange.Waiting) in
                 exchange.wait(on: continuation)
                 loop.execute {
-                    // Cancelled first: the caller was resumed, and nothing is sent.
-                    guard let continuation = exchange.take() else { return }
-                    let task = client.execute(
-                        request: outbound, delegate: delegate, eventLoop: .delegate(on: loop), deadline: deadline, logger: nil)
-                    task.futureResult.whenComplete { continuation.resume(with: $0) }
-                    exchange.started(task)
+                    exchange.start {
+                        client.execute(
+                            request: outbound, delegate: delegate, eventLoop: .delegate(on: loop), deadline: deadline,
+                            logger: nil)
+                    }
                 }
             }
         } onCancel: {
@@ -362,6 +364,11 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         return try gathering?.response(head: head, httpVersion: version)
             ?? TransportResponse(head: head, body: Data(), httpVersion: version)
+    }
+
+    /// The URL AsyncHTTPClient is asked for: `scheme://authority/path`.
+    static func url(scheme: String, authority: String, path: String) -> String {
+        "\(scheme)://\(authority)\(path)"
     }
 
     /// `HTTP/2`, `HTTP/1.1`: how a response names its version.

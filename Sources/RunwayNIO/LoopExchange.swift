@@ -6,7 +6,9 @@ import NIOConcurrencyHelpers
 /// task. A cancel before the loop takes it resumes the caller at once and keeps the task from
 /// being made — so a caller never waits on a loop that dropped the work (one shut down under an
 /// app's client) past its own cancellation or deadline; one after cancels the task.
-final class LoopExchange: Sendable {
+///
+/// A value over one lock box (copies share it): one allocation an exchange.
+struct LoopExchange: Sendable {
     typealias Waiting = CheckedContinuation<SinkDelegate.Answer, any Error>
 
     private enum State {
@@ -15,6 +17,8 @@ final class LoopExchange: Sendable {
         /// The loop took the caller's continuation and is making the task.
         case starting
         case running(HTTPClient.Task<SinkDelegate.Answer>)
+        /// The task ended; it is let go on its loop, so that its teardown is not the caller's.
+        case finished
         case cancelled
         /// Made, not yet waited on.
         case new
@@ -42,13 +46,38 @@ final class LoopExchange: Sendable {
         }
     }
 
-    /// The task is made: a cancel from now on cancels it; one that came while it was being
-    /// made cancels it at once.
-    func started(_ task: HTTPClient.Task<SinkDelegate.Answer>) {
-        let cancelled = state.withLockedValue { state in
-            guard case .starting = state else { return true }
-            state = .running(task)
+    /// On the loop: makes the task with `make` unless the exchange was cancelled first (nothing
+    /// is sent then), and resumes the caller with its end — after letting it go, so that its
+    /// teardown runs on the loop rather than in the caller's turn.
+    func start(_ make: () -> HTTPClient.Task<SinkDelegate.Answer>) {
+        guard let continuation = take() else { return }
+        let task = make()
+        task.futureResult.whenComplete { result in
+            state.withLockedValue { $0 = .finished }
+            continuation.resume(with: result)
+        }
+        started(task)
+    }
+
+    /// Whether the exchange still holds its task (for tests: one that ended has let it go).
+    var holdsTask: Bool {
+        state.withLockedValue { state in
+            if case .running = state { return true }
             return false
+        }
+    }
+
+    /// The task is made: a cancel from now on cancels it; one that came while it was being
+    /// made cancels it at once. (A task that ended as it was made stays let go.)
+    private func started(_ task: HTTPClient.Task<SinkDelegate.Answer>) {
+        let cancelled = state.withLockedValue { state in
+            switch state {
+            case .starting:
+                state = .running(task)
+                return false
+            case .cancelled: return true
+            case .new, .waiting, .running, .finished: return false
+            }
         }
         if cancelled { task.cancel() }
     }
@@ -60,7 +89,7 @@ final class LoopExchange: Sendable {
             switch state {
             case .running(let task): return (task, nil)
             case .waiting(let continuation): return (nil, continuation)
-            case .new, .starting, .cancelled: return (nil, nil)
+            case .new, .starting, .finished, .cancelled: return (nil, nil)
             }
         }
         task?.cancel()

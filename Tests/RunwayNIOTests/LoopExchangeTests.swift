@@ -1,4 +1,7 @@
 import AsyncHTTPClient
+import Runway
+import RunwayDemoServer
+import RunwayTestSupport
 import Testing
 
 @testable import RunwayNIO
@@ -30,5 +33,29 @@ struct LoopExchangeTests {
             }
         }
         #expect(exchange.take() == nil)
+    }
+
+    @Test("an exchange whose task ended has let the task go on its loop by the time its caller resumes")
+    func endedTaskLetGo() async throws {
+        let server = try await DemoServer.start()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await withCleanup({
+            try? await client.shutdown()
+            await server.stop()
+        }) {
+            let exchange = LoopExchange()
+            let loop = client.eventLoopGroup.next()
+            let request = try HTTPClient.Request(url: "http://127.0.0.1:\(server.port)/echo/ended")
+            let delegate = SinkDelegate(sink: BodyCollector())
+            let answer = try await withCheckedThrowingContinuation { (continuation: LoopExchange.Waiting) in
+                exchange.wait(on: continuation)
+                loop.execute {
+                    exchange.start { client.execute(request: request, delegate: delegate, eventLoop: .delegate(on: loop)) }
+                }
+            }
+            #expect(answer.head.status == .ok)
+            // Its teardown ran on the loop, not in the caller's turn after the answer.
+            #expect(!exchange.holdsTask)
+        }
     }
 }
