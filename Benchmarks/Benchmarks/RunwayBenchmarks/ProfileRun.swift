@@ -9,7 +9,8 @@ import RunwayNIO
 /// `perf stat` attach to, so that a profile holds one client's work only. Set
 /// `RUNWAY_BENCHMARK_PROFILE="WAY COUNT BASE_URL"` (the base URL of a server this executable
 /// serves, `RUNWAY_BENCHMARK_SERVER=1`); it makes COUNT sequential loads of `/listings` and
-/// prints the wall time and the CPU time (user + system) per load.
+/// prints the wall time and the CPU time (user + system) per load. `WAY@WIDTH` keeps WIDTH loads
+/// in flight instead, each a request of its own (`?n=…`), as the in-flight lines do.
 ///
 /// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
 /// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
@@ -28,7 +29,13 @@ enum ProfileRun {
             print("\(variable) wants \"WAY COUNT BASE_URL\", got \"\(spec)\"")
             exit(2)
         }
-        let way = parts[0]
+        // `WAY@WIDTH`: WIDTH loads in flight at once, each a request of its own.
+        let wayAndWidth = parts[0].split(separator: "@").map(String.init)
+        let way = wayAndWidth[0]
+        guard let width = wayAndWidth.count == 2 ? Int(wayAndWidth[1]) : 1, width > 0 else {
+            print("\(variable) wants WAY or WAY@WIDTH, got \(parts[0])")
+            exit(2)
+        }
         let connections = AsyncHTTPClientTransport.Connections(maximumConnectionsPerHost: 8)
         let raw = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
@@ -45,23 +52,28 @@ enum ProfileRun {
             let url = parts[2] + "/listings"
             let clock = ContinuousClock()
             let start = clock.now
-            for _ in 0..<count {
+            let fixture = Fixture.shared
+            /// One load the chosen way; `distinct` gives it a number of its own (`?n=…`), as the
+            /// in-flight lines do, so that loads in flight at once never share one request.
+            @Sendable func load(distinct: Bool) async throws {
+                let numbered = fixture.numbered(url, distinct: distinct)
                 switch way {
                 case "raw":
-                    let response = try await raw.execute(HTTPClientRequest(url: url), timeout: .seconds(20))
+                    let response = try await raw.execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
                     let body = try await response.body.collect(upTo: 1 << 20)
                     try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
                 case "transport":
+                    let path = String(numbered.dropFirst(parts[2].count))
                     let request = TransportRequest(
-                        head: HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(port)", path: "/listings"),
+                        head: HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(port)", path: path),
                         body: nil, timeout: .seconds(20), apiName: "Listings")
                     try Fixture.check(try JSON(parsing: try await transport.send(request).body))
                 case "engine":
-                    try await Fixture.shared.runwayEngine(engine)
+                    try await fixture.runwayEngine(engine, distinct: distinct)
                 case "manager":
-                    try await Fixture.shared.runwayManager(manager)
+                    try await fixture.runwayManager(manager, distinct: distinct)
                 case "memory":
-                    try await Fixture.shared.runwayEngine(memory)
+                    try await fixture.runwayEngine(memory, distinct: distinct)
                 case "parse":
                     try Fixture.check(try JSON(parsing: ListingServer.body))
                 default:
@@ -69,12 +81,17 @@ enum ProfileRun {
                     exit(2)
                 }
             }
+            if width == 1 {
+                for _ in 0..<count { try await load(distinct: false) }
+            } else {
+                try await Fixture.inFlight(width, total: count) { try await load(distinct: true) }
+            }
             let elapsed = clock.now - start
             var usage = rusage()
             getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
             let cpu =
                 (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
-            print("\(way): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
+            print("\(parts[0]): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
             try await raw.shutdown()
             try await transport.shutdown()
         } catch {
