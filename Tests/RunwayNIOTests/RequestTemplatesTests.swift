@@ -28,8 +28,8 @@ struct RequestTemplatesTests {
         let post = try templates.request(for: head(.post, "/v1/items?page=2"), scheme: "https", authority: "api.example.com")
         #expect(post.method == .POST)
         _ = try templates.request(for: head(.get, "/v1/items?page=3"), scheme: "https", authority: "api.example.com")
-        _ = try templates.request(for: head(.get, "/v1/items?page=2", authority: "other.example.com"), scheme: "https",
-                                  authority: "other.example.com")
+        let otherHost = head(.get, "/v1/items?page=2", authority: "other.example.com")
+        _ = try templates.request(for: otherHost, scheme: "https", authority: "other.example.com")
         #expect(templates.count == 4, "method, path and query, and host each make an address of their own")
     }
 
