@@ -61,7 +61,8 @@ enum CredentialRedaction {
             redacted.headerFields = fields
         }
         if let path = request.path, path.utf8.contains(UInt8(ascii: "?")) {
-            redacted.path = redactingQuery(inPath: path, also: marks.queryNames)
+            let kept = redactingQuery(inPath: path, also: marks.queryNames)
+            if kept != path { redacted.path = kept }
         }
         return redacted
     }
@@ -83,6 +84,14 @@ enum CredentialRedaction {
     /// `path` with the values of sensitive query params, and of those named in `names`, replaced
     /// by ``placeholder``.
     static func redactingQuery(inPath path: String, also names: Set<String> = []) -> String {
+        // Most queries hold no secret: seen byte by byte, with no string made, in an ASCII path
+        // (where the first `?` byte is the first `?` character).
+        let bytes = path.utf8
+        if names.isEmpty, bytes.allSatisfy({ $0 < 0x80 }), let byteMark = bytes.firstIndex(of: UInt8(ascii: "?")),
+            !mayHoldSensitiveName(query: bytes[bytes.index(after: byteMark)...])
+        {
+            return path
+        }
         guard let mark = path.firstIndex(of: "?") else { return path }
         let pairs = path[path.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false)
         /// The name of a pair whose value is a secret.
@@ -96,6 +105,47 @@ enum CredentialRedaction {
         guard pairs.contains(where: { secretName($0) != nil }) else { return path }
         let query = pairs.map { pair in secretName(pair).map { "\($0)=\(placeholder)" } ?? String(pair) }
         return path[..<mark] + "?" + query.joined(separator: "&")
+    }
+
+    /// Whether a query (the part after `?`) may have a param whose name ``isSensitive(name:)``
+    /// says holds a secret: `false` only when every name is ASCII and none has a sensitive part
+    /// (a name with other characters answers `true`, for the full check to decide). Every
+    /// query of every load passes here, so it reads bytes and makes no string.
+    static func mayHoldSensitiveName(query: Substring.UTF8View) -> Bool {
+        var pairStart = query.startIndex
+        while pairStart < query.endIndex {
+            let pairEnd = query[pairStart...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            // A pair without `=` has no value to hide.
+            if let equals = query[pairStart..<pairEnd].firstIndex(of: UInt8(ascii: "=")) {
+                var partStart = pairStart
+                var cursor = pairStart
+                while true {
+                    let byte = cursor < equals ? query[cursor] : nil
+                    if let byte, byte >= 0x80 { return true }
+                    if byte == nil || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") {
+                        if isSensitivePart(query[partStart..<cursor]) { return true }
+                        guard cursor < equals else { break }
+                        partStart = query.index(after: cursor)
+                    }
+                    cursor = query.index(after: cursor)
+                }
+            }
+            pairStart = pairEnd < query.endIndex ? query.index(after: pairEnd) : pairEnd
+        }
+        return false
+    }
+
+    /// ``sensitiveNameParts`` as bytes, for ``mayHoldSensitiveName(query:)``.
+    private static let sensitivePartBytes = sensitiveNameParts.map { Array($0.utf8) }
+
+    /// Whether ASCII `part`, lowercased, is one of ``sensitiveNameParts``.
+    private static func isSensitivePart(_ part: Substring.UTF8View.SubSequence) -> Bool {
+        sensitivePartBytes.contains { secret in
+            secret.count == part.count
+                && zip(secret, part).allSatisfy { secretByte, byte in
+                    secretByte == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
+                }
+        }
     }
 
     /// What an authenticator's `apply` wrote: the fields whose values differ between `before`

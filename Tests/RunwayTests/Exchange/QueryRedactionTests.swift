@@ -22,4 +22,22 @@ struct QueryRedactionTests {
             #expect(CredentialRedaction.redactingQuery(inPath: path) == path)
         }
     }
+
+    @Test("the byte-by-byte check of a query agrees with the rule on every name, and leaves any other character to the full check")
+    func byteCheckAgrees() {
+        let names = [
+            "page", "n", "access_token", "API-KEY", "monkey", "user.Session", "Sid", "sidekick", "signature", "SIGN", "passwd",
+            "x.secret.y", "keys", "auth_", "_auth", "a-b-c", "", "%74oken", "token%20", "TOKEN", "pass.word", "session-id",
+        ]
+        for name in names {
+            let query = "a=1&\(name)=v&b&c=="
+            #expect(
+                CredentialRedaction.mayHoldSensitiveName(query: query[...].utf8) == CredentialRedaction.isSensitive(name: name),
+                "\(name)")
+        }
+        #expect(CredentialRedaction.mayHoldSensitiveName(query: "ключ=1"[...].utf8))
+        // A path with other characters than ASCII takes the full check.
+        #expect(CredentialRedaction.redactingQuery(inPath: "/ü?page=1&token=t") == "/ü?page=1&token=<redacted>")
+        #expect(CredentialRedaction.redactingQuery(inPath: "/ü?page=1&n=2") == "/ü?page=1&n=2")
+    }
 }
