@@ -17,32 +17,43 @@ struct RequestTemplatesTests {
     @Test("one template per method and address, without headers or a body")
     func onePerAddress() throws {
         let templates = RequestTemplates()
-        let first = try templates.request(for: head(.get, "/v1/items?page=2"), scheme: "https", authority: "api.example.com")
-        _ = try templates.request(for: head(.get, "/v1/items?page=2"), scheme: "https", authority: "api.example.com")
+        let first = try templates.request(for: head(.get, "/v1/items"), scheme: "https", authority: "api.example.com")
+        _ = try templates.request(for: head(.get, "/v1/items"), scheme: "https", authority: "api.example.com")
         #expect(templates.count == 1)
-        #expect(first.url.absoluteString == "https://api.example.com/v1/items?page=2")
+        #expect(first.url.absoluteString == "https://api.example.com/v1/items")
         #expect(first.method == .GET)
         #expect(first.headers.isEmpty)
         #expect(first.body == nil)
 
-        let post = try templates.request(for: head(.post, "/v1/items?page=2"), scheme: "https", authority: "api.example.com")
+        let post = try templates.request(for: head(.post, "/v1/items"), scheme: "https", authority: "api.example.com")
         #expect(post.method == .POST)
-        _ = try templates.request(for: head(.get, "/v1/items?page=3"), scheme: "https", authority: "api.example.com")
-        let otherHost = head(.get, "/v1/items?page=2", authority: "other.example.com")
+        _ = try templates.request(for: head(.get, "/v1/items/2"), scheme: "https", authority: "api.example.com")
+        let otherHost = head(.get, "/v1/items", authority: "other.example.com")
         _ = try templates.request(for: otherHost, scheme: "https", authority: "other.example.com")
-        #expect(templates.count == 4, "method, path and query, and host each make an address of their own")
+        #expect(templates.count == 4, "method, path and host each make an address of their own")
     }
 
-    @Test("the set starts afresh past its capacity, so URLs that never repeat keep it bounded")
+    @Test("a URL with a query is made each time and never kept: what changes per load, or a token, stays with its load")
+    func queryNotKept() throws {
+        let templates = RequestTemplates()
+        for _ in 0..<2 {
+            let made = try templates.request(
+                for: head(.get, "/v1/items?page=2&access_token=t"), scheme: "https", authority: "api.example.com")
+            #expect(made.url.absoluteString == "https://api.example.com/v1/items?page=2&access_token=t")
+        }
+        #expect(templates.count == 0)
+    }
+
+    @Test("the set starts afresh past its capacity, so it stays bounded")
     func bounded() throws {
         let templates = RequestTemplates(capacity: 3)
         for page in 0..<3 {
-            _ = try templates.request(for: head(.get, "/items?page=\(page)"), scheme: "https", authority: "api.example.com")
+            _ = try templates.request(for: head(.get, "/items/\(page)"), scheme: "https", authority: "api.example.com")
         }
         #expect(templates.count == 3)
-        let fourth = try templates.request(for: head(.get, "/items?page=3"), scheme: "https", authority: "api.example.com")
+        let fourth = try templates.request(for: head(.get, "/items/3"), scheme: "https", authority: "api.example.com")
         #expect(templates.count == 1)
-        #expect(fourth.url.absoluteString == "https://api.example.com/items?page=3")
+        #expect(fourth.url.absoluteString == "https://api.example.com/items/3")
     }
 
     @Test("a URL AsyncHTTPClient refuses throws its error each time and is never kept")
