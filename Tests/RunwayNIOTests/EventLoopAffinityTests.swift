@@ -24,18 +24,6 @@ struct EventLoopAffinityTests {
         func write(_ bytes: UnsafeRawBufferPointer) throws {}
     }
 
-    /// Runs `body` with a demo server and a transport of its own, both stopped afterwards.
-    func withTransport(_ body: (DemoServer, AsyncHTTPClientTransport) async throws -> Void) async throws {
-        let server = try await DemoServer.start()
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
-            try await body(server, transport)
-        }
-    }
-
     /// A request for `path` as the engine sends an API call: its collector, here `sink`, keeps
     /// the answer in memory.
     func request(
@@ -51,7 +39,7 @@ struct EventLoopAffinityTests {
 
     @Test("every exchange with one host is handed its answer on the same event loop, however many loops the group has")
     func oneLoopPerHost() async throws {
-        try await withTransport { server, transport in
+        try await withServerAndTransport { server, transport in
             let sink = LoopRecordingSink()
             for index in 0..<8 {
                 let answer = try await transport.send(request(server, "/echo/\(index)", sink: sink))
@@ -68,7 +56,7 @@ struct EventLoopAffinityTests {
 
     @Test("exchanges with one host in flight at once are spread over the group's loops")
     func spreadWhenConcurrent() async throws {
-        try await withTransport { server, transport in
+        try await withServerAndTransport { server, transport in
             let sink = LoopRecordingSink()
             let waiting = server.probe.count(of: .gateWaiting)
             try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
@@ -90,7 +78,7 @@ struct EventLoopAffinityTests {
 
     @Test("an exchange cancelled before its task is made on the event loop is never sent")
     func cancelledBeforeTheLoop() async throws {
-        try await withTransport { server, transport in
+        try await withServerAndTransport { server, transport in
             let cancelled = LoadCancellation()
             cancelled.cancel()
             await #expect(throws: RunwayError.cancelled) {

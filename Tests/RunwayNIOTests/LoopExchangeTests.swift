@@ -37,12 +37,7 @@ struct LoopExchangeTests {
 
     @Test("an exchange whose task ended has let the task go on its loop by the time its caller resumes")
     func endedTaskLetGo() async throws {
-        let server = try await DemoServer.start()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        try await withCleanup({
-            try? await client.shutdown()
-            await server.stop()
-        }) {
+        try await withServerAndClient { server, client in
             let exchange = LoopExchange()
             let loop = client.eventLoopGroup.next()
             let request = try HTTPClient.Request(url: "http://127.0.0.1:\(server.port)/echo/ended")

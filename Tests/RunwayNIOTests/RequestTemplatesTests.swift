@@ -69,12 +69,7 @@ struct RequestTemplatesTests {
 
     @Test("exchanges with one address each send their own headers and body over the wire")
     func ownHeadersAndBody() async throws {
-        let server = try await DemoServer.start()
-        let transport = AsyncHTTPClientTransport()
-        try await withCleanup({
-            try? await transport.shutdown()
-            await server.stop()
-        }) {
+        try await withServerAndTransport { server, transport in
             let load = try #require(HTTPField.Name("X-Load"))
             for (index, body) in ["first", "second", ""].enumerated() {
                 var head = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/echo/t")

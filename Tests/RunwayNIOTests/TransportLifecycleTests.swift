@@ -36,12 +36,7 @@ struct TransportLifecycleTests {
 
     @Test("an app client that follows redirects by itself is refused, not silently trusted")
     func appClientFollowingRedirects() async throws {
-        let server = try await DemoServer.start()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        try await withCleanup({
-            try? await client.shutdown()
-            await server.stop()
-        }) {
+        try await withServerAndClient { server, client in
             let transport = AsyncHTTPClientTransport(client: client)
             await #expect {
                 try await transport.send(request(server, "/faults/redirect?to=%2Fecho%2Fhop"))
@@ -54,12 +49,7 @@ struct TransportLifecycleTests {
 
     @Test("through an engine, where the answer streams into memory on the event loop, a client that follows redirects is refused too")
     func appClientFollowingRedirectsThroughTheEngine() async throws {
-        let server = try await DemoServer.start()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        try await withCleanup({
-            try? await client.shutdown()
-            await server.stop()
-        }) {
+        try await withServerAndClient { server, client in
             let engine = Engine(transport: AsyncHTTPClientTransport(client: client), metrics: nil)
             try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
             let result = await engine.perform(AdHocAPI(path: "/faults/redirect"), params: ["to": "/echo/hop"])
