@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 import Logging
 import Runway
@@ -16,7 +19,8 @@ import RunwayNIO
 /// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
 /// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
 /// engine's API call takes), `engine`, `manager`
-/// (an `APIManager` awaited from a background task), `memory` (the engine over the in-memory
+/// (an `APIManager` awaited from a background task), `session` (raw URLSession, ephemeral, no
+/// cache, Runway's parser), `sessionengine` (the engine over ``URLSessionTransport``), `memory` (the engine over the in-memory
 /// transport of the `Overhead` lines) and `parse` (the parser alone, on the same body).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
@@ -45,9 +49,14 @@ enum ProfileRun {
         logger.logLevel = .notice
         let engine = Engine(transport: transport, logger: logger)
         let memory = Engine(transport: OverheadBenchmarks.MemoryTransport(), logger: logger, metrics: nil)
+        let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.urlCache = nil
+        let session = URLSession(configuration: sessionConfiguration)
         do {
             try engine.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
             try memory.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
+            try sessionEngine.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
             let manager = await APIManager(ListingsAPI(), engine: engine)
             let url = parts[2] + "/listings"
             let clock = ContinuousClock()
@@ -72,12 +81,18 @@ enum ProfileRun {
                     try await fixture.runwayEngine(engine, distinct: distinct)
                 case "manager":
                     try await fixture.runwayManager(manager, distinct: distinct)
+                case "session":
+                    guard let sessionURL = URL(string: numbered) else { throw FixtureError.notStarted }
+                    let (data, _) = try await session.data(from: sessionURL)
+                    try Fixture.check(try JSON(parsing: data))
+                case "sessionengine":
+                    try await fixture.runwayEngine(sessionEngine, distinct: distinct)
                 case "memory":
                     try await fixture.runwayEngine(memory, distinct: distinct)
                 case "parse":
                     try Fixture.check(try JSON(parsing: ListingServer.body))
                 default:
-                    print("no way named \(way): raw, transport, engine, manager, memory or parse")
+                    print("no way named \(way): raw, transport, engine, manager, session, sessionengine, memory or parse")
                     exit(2)
                 }
             }

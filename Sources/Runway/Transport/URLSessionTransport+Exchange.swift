@@ -194,8 +194,6 @@ extension URLSessionTransport {
                 uploadFile = file
             }
         }
-        var urlRequest = urlRequest
-        urlRequest.httpBody = nil
         let bodyInMemory = request.content?.data
         let session = self.session
         let delegate = self.delegate

@@ -35,7 +35,7 @@ public final class URLSessionTransport: Transport {
         configuration.urlCredentialStorage = nil
         let delegate = SessionDelegate()
         self.delegate = delegate
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
         // Multipart forms are spooled to files for this transport: remove what a crash left.
         UploadSpool.sweepOnce()
     }
@@ -75,20 +75,45 @@ public final class URLSessionTransport: Transport {
         return try await exchange(request, urlRequest, handle: handle)
     }
 
+    /// The request as URLSession takes it, without its body: ``exchange(_:_:handle:)`` hands
+    /// the body to the task it makes.
     static func urlRequest(for request: TransportRequest) throws(RunwayError) -> URLRequest {
         guard let url = request.head.url else {
             throw RunwayError(.unsendableURL)
         }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
-        urlRequest.httpMethod = request.head.method.rawValue
         // URLSession's own timeout measures idle time between bytes: a backstop behind the
         // engine's deadline over the whole exchange.
-        urlRequest.timeoutInterval = Double(request.timeout.components.seconds) + 1
-        for line in request.head.headerFields.headerLines {
-            urlRequest.addValue(line.value, forHTTPHeaderField: line.name)
+        var urlRequest = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: Double(request.timeout.components.seconds) + 1)
+        // A new request's method is GET already; setting it compares it with six names.
+        if request.head.method != .get { urlRequest.httpMethod = request.head.method.rawValue }
+        if !request.head.headerFields.isEmpty {
+            urlRequest.allHTTPHeaderFields = headerDictionary(request.head.headerFields)
         }
-        urlRequest.httpBody = request.content?.data
         return urlRequest
+    }
+
+    /// The fields as `URLRequest.allHTTPHeaderFields`: what `addValue(_:forHTTPHeaderField:)`
+    /// line by line makes — a name repeated (in any case) is one entry, its values joined with
+    /// a comma, under the name as first written — in one pass. (`addValue` capitalizes the name
+    /// and searches every entry so far, lowercasing each, for every line.) `Cookie` pairs are
+    /// one line already (``HTTPFields/headerLines``), joined with `"; "`.
+    static func headerDictionary(_ fields: HTTPFields) -> [String: String] {
+        var entries: [String: String] = [:]
+        entries.reserveCapacity(fields.count)
+        /// The name each entry is under, by the name's lowercase form.
+        var written: [String: String] = [:]
+        for line in fields.headerLines {
+            let key = line.name.lowercased()
+            if let name = written[key] {
+                entries[name, default: ""] += "," + line.value
+            } else {
+                written[key] = line.name
+                entries[line.name] = line.value
+            }
+        }
+        return entries
     }
 
     static func head(of response: HTTPURLResponse) -> HTTPResponse {

@@ -97,6 +97,32 @@ struct TransportConformanceTests {
         }
     }
 
+    @Test("many exchanges in flight each get their own answer, whole and in order", arguments: TransportKind.allCases)
+    func manyInFlight(_ kind: TransportKind) async throws {
+        try await withTransport(kind) { transport, server in
+            // Bodies of 20–60 KB, each its own length and letters, arrive in several chunks each
+            // with every exchange's chunks interleaved on the transport's queues: each answer
+            // must be its own request's, whole.
+            let count = 40
+            /// Exchange `n`'s body: its own length, its own letters.
+            @Sendable func payload(_ n: Int) -> [UInt8] {
+                (0..<(20_000 + n * 1_000)).map { UInt8(ascii: "a") + UInt8(($0 + n) % 26) }
+            }
+            let answers = try await withThrowingTaskGroup(of: (Int, JSON).self) { group in
+                for n in 0..<count {
+                    let sent = request(server, .post, "/echo/n\(n)", body: Data(payload(n)), timeout: .seconds(60))
+                    group.addTask { (n, try self.json(try await transport.send(sent))) }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            #expect(answers.count == count)
+            for (n, echo) in answers {
+                #expect(echo["path"]?.stringValue == "/echo/n\(n)")
+                #expect(echo["body"]?.stringValue == String(decoding: payload(n), as: UTF8.self), "exchange \(n)")
+            }
+        }
+    }
+
     @Test("cancelling the task cancels the request on the wire", arguments: TransportKind.allCases)
     func cancellation(_ kind: TransportKind) async throws {
         try await withTransport(kind) { transport, server in
