@@ -100,7 +100,7 @@ struct TransportConformanceTests {
     @Test("many exchanges in flight each get their own answer, whole and in order", arguments: TransportKind.allCases)
     func manyInFlight(_ kind: TransportKind) async throws {
         try await withTransport(kind) { transport, server in
-            // Bodies of 20–60 KB, each its own length and letters, arrive in several chunks each
+            // Bodies of 20–59 KB, each its own length and letters, arrive in several chunks each
             // with every exchange's chunks interleaved on the transport's queues: each answer
             // must be its own request's, whole.
             let count = 40
