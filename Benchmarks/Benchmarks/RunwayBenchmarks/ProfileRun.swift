@@ -18,10 +18,10 @@ import RunwayNIO
 /// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
 /// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
 /// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
-/// engine's API call takes), `engine`, `manager`
-/// (an `APIManager` awaited from a background task), `session` (raw URLSession, ephemeral, no
-/// cache, Runway's parser), `sessionengine` (the engine over ``URLSessionTransport``), `memory` (the engine over the in-memory
-/// transport of the `Overhead` lines) and `parse` (the parser alone, on the same body).
+/// engine's API call takes), `engine`, `manager` (an `APIManager` awaited from a background
+/// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionengine` (the
+/// engine over ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the
+/// `Overhead` lines) and `parse` (the parser alone, on the same body).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 

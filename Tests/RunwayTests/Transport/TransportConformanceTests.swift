@@ -110,7 +110,7 @@ struct TransportConformanceTests {
             }
             let answers = try await withThrowingTaskGroup(of: (Int, JSON).self) { group in
                 for n in 0..<count {
-                    let sent = request(server, .post, "/echo/n\(n)", body: Data(payload(n)), timeout: .seconds(60))
+                    let sent = request(server, .post, "/echo/n\(n)", body: Data(payload(n)))
                     group.addTask { (n, try self.json(try await transport.send(sent))) }
                 }
                 return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
