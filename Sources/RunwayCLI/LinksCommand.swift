@@ -70,10 +70,10 @@ struct LinksCommand: AsyncParsableCommand {
                     print("Added to-do \"\(item.title)\" due \(formatter.string(from: item.due))")
                 }
             case .notHandled:
-                FileHandle.standardError.write(Data("Not handled: the URL is valid, but no route accepts it.\n".utf8))
+                StandardStream.error.write("Not handled: the URL is valid, but no route accepts it.\n")
                 throw ExitCode.failure
             case .rejected(let error):
-                FileHandle.standardError.write(Data("Refused: \(error.description).\n".utf8))
+                StandardStream.error.write("Refused: \(error.description).\n")
                 throw ExitCode.failure
             }
         }

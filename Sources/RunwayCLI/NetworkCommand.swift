@@ -87,6 +87,6 @@ struct NetworkCommand: AsyncParsableCommand {
     }
 
     private static func write(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStream.output.write(line + "\n")
     }
 }

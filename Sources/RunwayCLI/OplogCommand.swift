@@ -84,7 +84,7 @@ struct OplogCommand: AsyncParsableCommand {
                 var recorded = 0
                 while recorded < count {
                     let id = try await log.recordCommitted("soak.tick", payload: ["n": .int(recorded)])
-                    FileHandle.standardOutput.write(Data("committed \(id)\n".utf8))
+                    StandardStream.output.write("committed \(id)\n")
                     recorded += 1
                 }
                 try await log.flush()

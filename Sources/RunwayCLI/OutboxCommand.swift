@@ -88,7 +88,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
         /// One line, written at once: a parent reading the pipe sees it before a kill.
         static func say(_ line: String) {
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            StandardStream.output.write(line + "\n")
         }
     }
 }

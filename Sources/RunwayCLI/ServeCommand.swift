@@ -157,7 +157,7 @@ struct ServeCommand: AsyncParsableCommand {
         banner += database == nil ? "\n" : ", nonces there too\n"
         if noVerify {
             let warning = "WARNING: --no-verify: \(demo ? "the listings and the collector" : "the collector's routes") accept unsigned requests from anyone who can reach \(server.baseURL)\n"
-            FileHandle.standardError.write(Data(warning.utf8))
+            StandardStream.error.write(warning)
             banner += warning
         } else {
             let hex = key.withUnsafeBytes { RequestSignature.hex($0) }
@@ -170,12 +170,12 @@ struct ServeCommand: AsyncParsableCommand {
             banner += "Routes:\n" + DemoServer.routes.map { "  \($0)\n" }.joined()
             banner += "Try: swift run runway demo --server \(server.baseURL)\n"
         }
-        FileHandle.standardOutput.write(Data(banner.utf8))
+        StandardStream.output.write(banner)
         // Until SIGTERM or SIGINT has drained the server: requests in flight answered.
         await server.stopped()
         await database?.close()
         tracing?.cancel()
-        FileHandle.standardOutput.write(Data("Drained and stopped\n".utf8))
+        StandardStream.output.write("Drained and stopped\n")
     }
 
     /// Bootstraps swift-otel's tracer, exporting by OTLP/HTTP with JSON to `endpoint`, and

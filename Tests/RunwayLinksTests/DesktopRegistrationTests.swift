@@ -72,8 +72,8 @@ struct DesktopRegistrationTests {
         for (key, value) in environment { merged[key] = value }
         let process = ChildProcess(executable, arguments, environment: merged, output: .pipe)
         try process.run()
-        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
-        process.waitUntilExit()
+        defer { process.waitUntilExit() }
+        let data = try process.standardOutput?.readToEnd() ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 }

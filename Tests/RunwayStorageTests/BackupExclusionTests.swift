@@ -55,6 +55,17 @@ struct BackupExclusionTests {
         #expect(BackupExclusion.hasValidTag(caches))
         #expect(BackupExclusion.isExcluded(caches))
     }
+
+    @Test("a folder where the tag should be is no tag: read without a trap, and tagging it is a typed error")
+    func tagThatIsAFolder() throws {
+        let root = try TemporaryRoot()
+        let folder = root.url.appendingPathComponent("odd")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent(BackupExclusion.tagFileName), withIntermediateDirectories: true)
+        #expect(!BackupExclusion.hasValidTag(folder))
+        #expect(!BackupExclusion.isExcluded(folder))
+        #expect(throws: StorageError.self) { try BackupExclusion.exclude(folder) }
+    }
     #endif
 
     @Test("excluding something that does not exist is a clear error")

@@ -20,8 +20,11 @@ final class TemporaryRoot {
 func run(_ executable: String, _ arguments: [String], in directory: URL? = nil) throws -> String {
     let process = ChildProcess(executable, arguments, directory: directory?.path, output: .pipe)
     try process.run()
-    let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
-    process.waitUntilExit()
+    let data: Data
+    do {
+        defer { process.waitUntilExit() }
+        data = try process.standardOutput?.readToEnd() ?? Data()
+    }
     guard process.terminationStatus == 0 else {
         throw StorageError.io(operation: executable, path: arguments.joined(separator: " "), reason: "exit \(process.terminationStatus)")
     }

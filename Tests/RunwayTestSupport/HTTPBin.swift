@@ -24,17 +24,17 @@ public struct HTTPBin: Sendable {
 
         /// The lines logged until one containing `marker` (included): with one worker thread,
         /// every request answered before the marker's request is logged before it.
-        public func lines(through marker: String) async -> [String] {
+        public func lines(through marker: String) async throws -> [String] {
             let reader = self.reader
             let buffer = self.buffer
-            return await offThePool { () -> [String] in
+            return try await offThePool { () throws -> [String] in
                 while true {
                     let text = buffer.value
                     if let range = text.range(of: marker), let end = text[range.upperBound...].firstIndex(of: "\n") {
                         buffer.set(String(text[text.index(after: end)...]))
                         return text[...end].split(separator: "\n").map(String.init)
                     }
-                    let chunk = reader.availableData
+                    let chunk = try reader.availableBytes()
                     if chunk.isEmpty { return text.split(separator: "\n").map(String.init) }
                     buffer.set(text + String(decoding: chunk, as: UTF8.self))
                 }
@@ -69,10 +69,10 @@ public struct HTTPBin: Sendable {
         let process = PythonTools.process(arguments, output: accessLogFormat == nil ? .null : .pipe, error: .pipe)
         try process.run()
         guard let reader = process.standardError else { throw ChildProcess.SpawnFailure(description: "no pipe") }
-        let port = await offThePool { () -> Int? in
+        let port = try await offThePool { () throws -> Int? in
             var text = ""
             while true {
-                let chunk = reader.availableData
+                let chunk = try reader.availableBytes()
                 guard !chunk.isEmpty else { return nil }
                 text += String(decoding: chunk, as: UTF8.self)
                 if let range = text.range(of: #"Listening at: http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
@@ -86,8 +86,9 @@ public struct HTTPBin: Sendable {
             process.terminate()
             throw Unavailable(description: "gunicorn did not start httpbin: \(PythonTools.installHint)")
         }
-        // The rest of its log is read and dropped, so that a full pipe never stalls a worker.
-        Thread { while !reader.availableData.isEmpty {} }.start()
+        // The rest of its log is read and dropped, so that a full pipe never stalls a worker;
+        // a failed read ends the reading (Foundation's availableData would trap the process).
+        Thread { while let chunk = try? reader.availableBytes(), !chunk.isEmpty {} }.start()
         return HTTPBin(process: process, port: port, accessLog: process.standardOutput.map(AccessLog.init(reader:)))
     }
 

@@ -26,10 +26,9 @@ public enum IPRoute {
         let process = ChildProcess(executable, arguments, output: .pipe)
         try process.run()
         let reader = process.standardOutput
-        return await offThePool { () -> String in
-            let data = reader?.readDataToEndOfFile() ?? Data()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
+        return try await offThePool { () throws -> String in
+            defer { process.waitUntilExit() }
+            return String(decoding: try reader?.readToEnd() ?? Data(), as: UTF8.self)
         }
     }
 

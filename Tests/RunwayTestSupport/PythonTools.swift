@@ -43,10 +43,14 @@ public enum PythonTools {
     public static func run(_ arguments: [String], input: Data = Data()) throws -> Data {
         let process = process(arguments, input: .pipe, output: .pipe)
         try process.run()
-        process.standardInput?.write(input)
-        try process.standardInput?.close()
-        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
-        process.waitUntilExit()
+        let data: Data
+        do {
+            defer { process.waitUntilExit() }
+            // A child that ends without reading its input is an error here, not a trap.
+            try process.standardInput?.write(contentsOf: input)
+            try process.standardInput?.close()
+            data = try process.standardOutput?.readToEnd() ?? Data()
+        }
         guard process.terminationStatus == 0 else {
             throw Failure(description: "python exited \(process.terminationStatus) (\(arguments.prefix(2).joined(separator: " "))); \(installHint)")
         }

@@ -58,10 +58,9 @@ public func startNiced(
 /// peaked 30 MB above its start that way beside eight `yes`.
 public func runRunway(_ arguments: [String]) async throws -> [String: Any] {
     let (process, reader) = try startNiced(arguments, niceness: 5)
-    let data = await offThePool {
-        let data = reader.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
+    let data = try await offThePool {
+        defer { process.waitUntilExit() }
+        return try reader.readToEnd() ?? Data()
     }
     let text = String(decoding: data, as: UTF8.self)
     guard process.terminationStatus == 0,
@@ -86,10 +85,10 @@ public final class ChildDemoServer: Sendable {
 
     public init() async throws {
         let (process, reader) = try startNiced(["serve", "--quiet", "--demo"])
-        let line = await offThePool {
+        let line = try await offThePool {
             var text = ""
             while !text.contains("\n") {
-                let chunk = reader.availableData
+                let chunk = try reader.availableBytes()
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
             }
@@ -112,19 +111,6 @@ public final class ChildDemoServer: Sendable {
     }
 }
 
-/// Reads one line from `reader`, off the pool.
-public func line(of reader: FileHandle) async -> String {
-    await offThePool {
-        var bytes = Data()
-        while true {
-            let byte = reader.readData(ofLength: 1)
-            if byte.isEmpty || byte == Data([0x0A]) { break }
-            bytes.append(byte)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
 /// `runway serve --quiet` with `arguments`; its banner lines, read until `last` matches.
 public func startServe(
     _ arguments: [String], niceness: Int = 19, inNewPIDNamespace: Bool = false, temporaryFolder: URL? = nil,
@@ -135,7 +121,7 @@ public func startServe(
         temporaryFolder: temporaryFolder)
     var banner: [String] = []
     while banner.last.map(last) != true {
-        let next = await line(of: reader)
+        let next = try await line(of: reader)
         if next.isEmpty && !process.isRunning { break }
         banner.append(next)
     }
@@ -151,16 +137,21 @@ public func startServe(
 /// Reads `process`'s output line by line, handing each to `onLine`; once `killAfter` lines that
 /// `onLine` counted (returned `true` for) were seen, kills it with SIGKILL after a random 0–20 ms more — a random moment, not only right
 /// after a line: mid-commit, mid-send. Returns when the output ends (the child died or finished).
-/// Off the pool: the reads block.
+/// Off the pool: the reads block. A failed read kills the child and is thrown.
 public func readUntilKilled(
     _ process: ChildProcess, _ reader: FileHandle, killAfter: Int, onLine: @escaping @Sendable (String) -> Bool
-) async {
-    await offThePool {
+) async throws {
+    try await offThePool {
         var lines = 0
         var buffer = Data()
         var killed = false
         while true {
-            let chunk = reader.availableData
+            let chunk: Data
+            do { chunk = try reader.availableBytes() } catch {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw error
+            }
             if chunk.isEmpty { break }
             buffer.append(chunk)
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {

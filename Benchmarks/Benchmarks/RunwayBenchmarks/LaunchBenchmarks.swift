@@ -102,7 +102,7 @@ enum LaunchBenchmarks {
                 .first { $0.hasPrefix("launched ") || $0.hasPrefix("failed ") }
         }
         while report() == nil {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.fileHandleForReading.availableBytes()
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }

@@ -43,7 +43,7 @@ enum ListingServer {
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayBenchmarks"),
             onServerRunning: { channel in
                 // Written straight to the pipe: the parent waits for these lines.
-                FileHandle.standardOutput.write(Data("port \(channel.localAddress?.port ?? 0)\n".utf8))
+                try? FileHandle.standardOutput.write(contentsOf: Data("port \(channel.localAddress?.port ?? 0)\n".utf8))
             }
         )
         let environment = ProcessInfo.processInfo.environment
@@ -59,7 +59,7 @@ enum ListingServer {
             server: try .http2Upgrade(tlsConfiguration: tls),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "RunwayBenchmarks"),
             onServerRunning: { channel in
-                FileHandle.standardOutput.write(Data("tls-port \(channel.localAddress?.port ?? 0)\n".utf8))
+                try? FileHandle.standardOutput.write(contentsOf: Data("tls-port \(channel.localAddress?.port ?? 0)\n".utf8))
             }
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -104,7 +104,7 @@ enum ListingServer {
                 text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }).flatMap { Int($0.dropFirst(prefix.count)) }
             }
             while port("port ") == nil || port("tls-port ") == nil {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = output.fileHandleForReading.availableBytes()
                 if chunk.isEmpty { throw ServerError.noPort }
                 text += String(decoding: chunk, as: UTF8.self)
             }

@@ -13,7 +13,7 @@ let benchmarks: @Sendable () -> Void = {
         // process is gone (its end of our standard input closes), so that a benchmark that
         // crashed leaves no server holding the runner's pipes.
         Thread.detachNewThread {
-            while !FileHandle.standardInput.availableData.isEmpty {}
+            while !FileHandle.standardInput.availableBytes().isEmpty {}
             exit(0)
         }
         let stopped = DispatchSemaphore(value: 0)

@@ -157,10 +157,10 @@ final class OperationLogQueue: Sendable {
                 var last: Int64?
                 var bytes = 0
                 for row in sizes {
-                    let size: Int = row[1]
+                    let size: Int = try row.decode(atIndex: 1)
                     if last != nil, bytes + size > byteBudget { break }
                     bytes += size
-                    last = row[0]
+                    last = try row.decode(atIndex: 0)
                 }
                 guard let last else { return nil }
                 let fresh = UUID().uuidString.lowercased()
@@ -177,8 +177,11 @@ final class OperationLogQueue: Sendable {
     private static func batch(_ key: String, in db: Database) throws -> Batch {
         let rows = try Row.fetchAll(
             db, sql: "SELECT id, name, time_ms, payload FROM event WHERE batch = ? ORDER BY seq", arguments: [key])
-        let events = rows.map { row in
-            OperationEvent(id: row[0], name: row[1], timeMilliseconds: row[2], payload: row[3])
+        // GRDB's throwing decode: its subscripts trap on a value of another type (a tampered file).
+        let events = try rows.map { row in
+            OperationEvent(
+                id: try row.decode(atIndex: 0), name: try row.decode(atIndex: 1),
+                timeMilliseconds: try row.decode(atIndex: 2), payload: try row.decode(atIndex: 3))
         }
         let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM batch WHERE key = ?", arguments: [key]) ?? 0
         return Batch(key: key, events: events, attempts: attempts)

@@ -179,23 +179,32 @@ final class OutboxStore: Sendable {
     }
 
     /// A stored row as an item; `nil` (and left for the caller to skip) when a field cannot be read.
+    /// Read with GRDB's throwing `decode`: its subscripts trap on a value of another type (a
+    /// text column holding bytes that are not UTF-8, in a tampered file).
     private static func stored(_ row: Row) -> Stored? {
-        guard let method = HTTPRequest.Method(row["method"] as String),
-            let encoding = OutboxRequest.encoding(named: row["encoding"]),
-            let headers = OutboxRequest.headers(stored: row["headers"]),
-            let params = (try? JSON(parsing: row["params"]))?.objectValue
-        else { return nil }
-        let enqueued: Int64 = row["enqueued_ms"]
-        let timeout: Int64 = row["timeout_ms"]
-        let request = OutboxRequest(
-            service: ServiceID(row["service"] as String), method: method, path: row["path"], name: row["name"],
-            encoding: encoding, headers: headers, timeout: .milliseconds(timeout), params: params, body: row["body"],
-            contentType: row["content_type"])
-        let item = OutboxItem(
-            id: row["id"], queue: row["queue"], apiName: request.name,
-            enqueued: Date(timeIntervalSince1970: Double(enqueued) / 1000))
-        return Stored(
-            seq: row["seq"], item: item, request: request, signIn: row["signin"], attempts: row["attempts"],
-            notBefore: row["not_before_ms"])
+        func field<Value: DatabaseValueConvertible>(_ name: String) throws -> Value {
+            try row.decode(Value.self, forColumn: name)
+        }
+        do {
+            guard let method = HTTPRequest.Method(try field("method") as String),
+                let encoding = OutboxRequest.encoding(named: try field("encoding")),
+                let headers = OutboxRequest.headers(stored: try field("headers")),
+                let params = (try? JSON(parsing: try field("params") as Data))?.objectValue
+            else { return nil }
+            let enqueued: Int64 = try field("enqueued_ms")
+            let timeout: Int64 = try field("timeout_ms")
+            let request = OutboxRequest(
+                service: ServiceID(try field("service") as String), method: method, path: try field("path"),
+                name: try field("name"), encoding: encoding, headers: headers, timeout: .milliseconds(timeout),
+                params: params, body: try field("body"), contentType: try field("content_type"))
+            let item = OutboxItem(
+                id: try field("id"), queue: try field("queue"), apiName: request.name,
+                enqueued: Date(timeIntervalSince1970: Double(enqueued) / 1000))
+            return Stored(
+                seq: try field("seq"), item: item, request: request, signIn: try field("signin"),
+                attempts: try field("attempts"), notBefore: try field("not_before_ms"))
+        } catch {
+            return nil
+        }
     }
 }

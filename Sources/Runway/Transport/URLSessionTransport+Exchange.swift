@@ -176,8 +176,8 @@ extension SessionDelegate: URLSessionDataDelegate {
 extension URLSessionTransport {
     /// Sends `request` as a session task whose callbacks all come to the delegate: the body from
     /// memory or from its file (a multipart form is first written to a temporary file, chunk by
-    /// chunk, since a session task sends bytes or a file), the response body to the sink as it
-    /// arrives.
+    /// chunk, since a session task sends bytes or a file; on Linux the file goes as a body
+    /// stream), the response body to the sink as it arrives.
     func exchange(
         _ request: TransportRequest, _ urlRequest: URLRequest, handle: DataTaskHandle
     ) async throws -> TransportResponse {
@@ -195,13 +195,25 @@ extension URLSessionTransport {
             }
         }
         let bodyInMemory = request.content?.data
+        #if canImport(FoundationNetworking)
+        // Linux: the file goes as a body stream (see `streaming(_:file:length:)`).
+        let streamed = try uploadFile.map { file throws(RunwayError) in
+            try Self.streaming(urlRequest, file: file, length: request.content?.length ?? 0)
+        }
+        let fileToSend: URL? = nil
+        #else
+        let streamed: URLRequest? = nil
+        let fileToSend = uploadFile
+        #endif
         let session = self.session
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
                 let task: URLSessionDataTask
-                if let uploadFile {
-                    task = session.uploadTask(with: urlRequest, fromFile: uploadFile)
+                if let streamed {
+                    task = session.dataTask(with: streamed)
+                } else if let fileToSend {
+                    task = session.uploadTask(with: urlRequest, fromFile: fileToSend)
                 } else if let bodyInMemory, !bodyInMemory.isEmpty {
                     task = session.uploadTask(with: urlRequest, from: bodyInMemory)
                 } else {

@@ -135,8 +135,8 @@ struct ChildServer {
         try process.run()
         var text = ""
         while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
+            // Foundation's availableData traps on a read error; this ends the banner there instead.
+            guard let chunk = (try? output.fileHandleForReading.read(upToCount: 1)) ?? nil, !chunk.isEmpty else { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
         guard let range = text.range(of: #"https?://127\.0\.0\.1:\d+"#, options: .regularExpression) else {

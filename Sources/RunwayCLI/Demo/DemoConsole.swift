@@ -36,7 +36,7 @@ final class DemoConsole {
             var frame = 0
             while !Task.isCancelled {
                 let seconds = (ContinuousClock.now - started).milliseconds / 1000
-                FileHandle.standardError.write(Data("\r\u{1B}[2K\(frames[frame % frames.count]) \(label) \(oneDecimal(seconds)) s".utf8))
+                StandardStream.error.write("\r\u{1B}[2K\(frames[frame % frames.count]) \(label) \(oneDecimal(seconds)) s")
                 frame += 1
                 try? await Task.sleep(for: .milliseconds(100))
             }
@@ -49,7 +49,7 @@ final class DemoConsole {
             progress.cancel()
             await progress.value
             self.progress = nil
-            FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+            StandardStream.error.write("\r\u{1B}[2K")
         }
         guard !jsonOnly else { return }
         say()

@@ -55,7 +55,9 @@ public final class SQLiteOrderLedger: OrderLedger {
     public func orders() async throws -> [AppliedOrder] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT number, key, queue, position FROM demo_order ORDER BY number").map {
-                AppliedOrder(number: $0[0], key: $0[1], queue: $0[2], position: $0[3])
+                AppliedOrder(
+                    number: try $0.decode(atIndex: 0), key: try $0.decode(atIndex: 1), queue: try $0.decode(atIndex: 2),
+                    position: try $0.decode(atIndex: 3))
             }
         }
     }

@@ -28,12 +28,12 @@ public final class SQLiteIdempotencyStore: IdempotencyStore {
                 db, sql: "SELECT fingerprint, lease_until_ms, answer, expiry_ms FROM idempotency_key WHERE key = ?",
                 arguments: [key])
             if let row {
-                let expiry: Int64? = row[3]
-                let answer: Data? = row[2]
-                let lease: Int64 = row[1]
+                let expiry: Int64? = try row.decode(atIndex: 3)
+                let answer: Data? = try row.decode(atIndex: 2)
+                let lease: Int64 = try row.decode(atIndex: 1)
                 let expired = expiry.map { $0 <= now } ?? false
                 if !expired {
-                    guard row[0] as String == fingerprint else { return .mismatch }
+                    guard try row.decode(String.self, atIndex: 0) == fingerprint else { return .mismatch }
                     if let answer { return StoredAnswer.decoded(answer).map(IdempotencyClaim.answered) ?? .mismatch }
                     if lease > now { return .running }
                 }

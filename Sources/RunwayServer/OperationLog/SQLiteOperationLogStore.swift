@@ -59,7 +59,7 @@ public final class SQLiteOperationLogStore: OperationLogStore {
         try await pool.read { db in
             var offsets: [String: Int64?] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT event_id, clock_offset_ms FROM collected_event") {
-                offsets[row[0]] = row[1] as Int64?
+                offsets[try row.decode(String.self, atIndex: 0)] = try row.decode(Int64?.self, atIndex: 1)
             }
             return offsets
         }
@@ -71,7 +71,8 @@ public final class SQLiteOperationLogStore: OperationLogStore {
             let rows = try Row.fetchAll(
                 db, sql: "SELECT name, count(*) AS n FROM collected_event GROUP BY name ORDER BY n DESC, name LIMIT ? OFFSET ?",
                 arguments: [max(limit, 0), max(offset, 0)])
-            return CollectorSummary(events: total, byName: rows.map { (name: $0[0], count: $0[1]) })
+            let byName = try rows.map { (name: try $0.decode(String.self, atIndex: 0), count: try $0.decode(Int.self, atIndex: 1)) }
+            return CollectorSummary(events: total, byName: byName)
         }
     }
 

@@ -90,7 +90,9 @@ public enum BackupExclusion {
             return false
         }
         defer { try? handle.close() }
-        let head = handle.readData(ofLength: signature.utf8.count)
+        // A tag that cannot be read (a directory under its name) is no tag; Foundation's
+        // readData(ofLength:) would trap on the error.
+        guard let head = (try? handle.read(upToCount: signature.utf8.count)) ?? nil else { return false }
         return head == Data(signature.utf8)
     }
 

@@ -109,10 +109,9 @@ struct DemoTests {
             "/usr/bin/nice", ["-n", "19", runwayExecutable().path, "demo"] + arguments, output: .pipe, error: .output)
         try process.run()
         let reader = process.standardOutput
-        let text = await offThePool {
-            let data = reader?.readDataToEndOfFile() ?? Data()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
+        let text = try await offThePool {
+            defer { process.waitUntilExit() }
+            return String(decoding: try reader?.readToEnd() ?? Data(), as: UTF8.self)
         }
         guard parse else { return (process.terminationStatus, [:], text) }
         let line = text.split(separator: "\n").last.map(String.init) ?? ""

@@ -16,9 +16,9 @@ import Testing
 struct OperationLogCrashTests {
     /// Reads `committed <id>` lines until `killAfter` were seen, kills the child
     /// (``readUntilKilled(_:_:killAfter:onLine:)``), and returns every id it printed.
-    static func runUntilKilled(_ process: ChildProcess, _ reader: FileHandle, killAfter: Int) async -> [String] {
+    static func runUntilKilled(_ process: ChildProcess, _ reader: FileHandle, killAfter: Int) async throws -> [String] {
         let ids = TestBox<[String]>([])
-        await readUntilKilled(process, reader, killAfter: killAfter) { line in
+        try await readUntilKilled(process, reader, killAfter: killAfter) { line in
             guard line.hasPrefix("committed ") else { return false }
             ids.mutate { $0.append(String(line.dropFirst("committed ".count))) }
             return true
@@ -38,7 +38,7 @@ struct OperationLogCrashTests {
             var acknowledged: [String] = []
             for _ in 0..<20 {
                 let (process, reader) = try startNiced(arguments, niceness: 5)
-                acknowledged += await Self.runUntilKilled(process, reader, killAfter: Int.random(in: 1...70))
+                acknowledged += try await Self.runUntilKilled(process, reader, killAfter: Int.random(in: 1...70))
                 #expect(process.terminationReason == .uncaughtSignal, "the child was killed, not finished")
             }
             let drained = try await runRunway(arguments + ["--drain"])

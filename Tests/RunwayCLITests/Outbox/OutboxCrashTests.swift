@@ -18,9 +18,9 @@ struct OutboxCrashTests {
     /// `enqueued <queue> <position> <key>` it printed.
     static func runUntilKilled(
         _ process: ChildProcess, _ reader: FileHandle, killAfter: Int
-    ) async -> [(queue: String, position: Int, key: String)] {
+    ) async throws -> [(queue: String, position: Int, key: String)] {
         let enqueued = TestBox<[(queue: String, position: Int, key: String)]>([])
-        await readUntilKilled(process, reader, killAfter: killAfter) { line in
+        try await readUntilKilled(process, reader, killAfter: killAfter) { line in
             let fields = line.split(separator: " ")
             if fields.count == 4, fields[0] == "enqueued", let position = Int(fields[2]) {
                 enqueued.mutate { $0.append((String(fields[1]), position, String(fields[3]))) }
@@ -52,7 +52,7 @@ struct OutboxCrashTests {
             var serverKills = 0
             for round in 0..<8 {
                 let (process, reader) = try startNiced(arguments + ["--count", "12", "--from", "\(round * 100)"], niceness: 5)
-                enqueued += await Self.runUntilKilled(process, reader, killAfter: Int.random(in: 1...24))
+                enqueued += try await Self.runUntilKilled(process, reader, killAfter: Int.random(in: 1...24))
                 if round % 3 == 1 {
                     // The server too, wherever it was: mid-request, mid-transaction, idle.
                     _ = kill(server.processIdentifier, SIGKILL)

@@ -49,7 +49,7 @@ struct OutboxNetworkTests {
             guard let output = first.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
             var enqueued: [String] = []
             while enqueued.count < 10 {
-                let next = await line(of: output)
+                let next = try await line(of: output)
                 if next.isEmpty && !first.isRunning { break }
                 let fields = next.split(separator: " ")
                 if fields.first == "enqueued", fields.count == 4 { enqueued.append(String(fields[3])) }
@@ -61,7 +61,7 @@ struct OutboxNetworkTests {
             try await IPRoute.run(["link", "set", host, "up"])
             var lines: [String] = []
             while lines.last?.hasPrefix("{") != true {
-                let next = await line(of: output)
+                let next = try await line(of: output)
                 if next.isEmpty && !first.isRunning { break }
                 lines.append(next)
             }
@@ -76,7 +76,7 @@ struct OutboxNetworkTests {
             var pulled = false
             var last = ""
             while !last.hasPrefix("{") {
-                last = await line(of: more)
+                last = try await line(of: more)
                 if last.isEmpty && !second.isRunning { break }
                 let fields = last.split(separator: " ")
                 if fields.first == "enqueued", fields.count == 4 { enqueued.append(String(fields[3])) }

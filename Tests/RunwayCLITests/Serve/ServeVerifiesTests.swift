@@ -123,10 +123,9 @@ struct ServeVerifiesTests {
     /// Runs `runway` with `arguments` to its end: its exit status and standard output.
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let (process, reader) = try startNiced(arguments, niceness: 5)
-        let data = await offThePool {
-            let data = reader.readDataToEndOfFile()
-            process.waitUntilExit()
-            return data
+        let data = try await offThePool {
+            defer { process.waitUntilExit() }
+            return try reader.readToEnd() ?? Data()
         }
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }

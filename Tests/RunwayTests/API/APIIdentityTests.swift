@@ -71,10 +71,9 @@ struct APIIdentityTests {
         var launches: [[String]] = []
         for _ in 0..<2 {
             let (process, output) = try startNiced(["names"])
-            let text = await offThePool {
-                let data = output.readDataToEndOfFile()
-                process.waitUntilExit()
-                return String(decoding: data, as: UTF8.self)
+            let text = try await offThePool {
+                defer { process.waitUntilExit() }
+                return String(decoding: try output.readToEnd() ?? Data(), as: UTF8.self)
             }
             #expect(process.terminationStatus == 0)
             launches.append(text.split(separator: "\n").map(String.init))

@@ -284,7 +284,7 @@ struct HTTPCacheDifferentialTests {
             var last = AdHocAPI(path: "/status/204", name: "Marker")
             last.headers[HTTPField.Name("X-Step")!] = marker
             _ = try await engine.perform(last).get()
-            let lines = Self.readLog(await log.lines(through: marker))
+            let lines = Self.readLog(try await log.lines(through: marker))
             let theirs = Self.seen(hishel, tag: "hishel", log: lines)
             let ours = Self.seen(runway, tag: "runway-\(kind.rawValue)", log: lines)
             for scenario in Self.scenarios {

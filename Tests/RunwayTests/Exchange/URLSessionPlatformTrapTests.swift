@@ -28,10 +28,10 @@ struct URLSessionPlatformTrapTests {
                 output: .pipe, error: .pipe)
             try child.run()
             let (output, failure) = (child.standardOutput, child.standardError)
-            let text = await offThePool { () -> String in
-                let data = output?.readDataToEndOfFile() ?? Data()
-                _ = failure?.readDataToEndOfFile()
-                child.waitUntilExit()
+            let text = try await offThePool { () throws -> String in
+                defer { child.waitUntilExit() }
+                let data = try output?.readToEnd() ?? Data()
+                _ = try failure?.readToEnd()
                 return String(decoding: data, as: UTF8.self)
             }
             return (child, text)

@@ -39,7 +39,7 @@ struct NetworkMonitorTests {
             try process.run()
             guard let output = process.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
             // Only loopback, and it is down: nothing is reachable.
-            let first = await line(of: output)
+            let first = try await line(of: output)
             #expect(first.contains(#""reachable":false"#), "\(first)")
             // A veth pair with an address comes up — no default route, a subnet of its own, which
             // is a way out all the same (a server on that link answers): the monitor hears it.
@@ -47,11 +47,11 @@ struct NetworkMonitorTests {
             try await IPRoute.run(["-n", namespace, "addr", "add", "10.77.0.1/24", "dev", "v0"])
             try await IPRoute.run(["-n", namespace, "link", "set", "v1", "up"])
             try await IPRoute.run(["-n", namespace, "link", "set", "v0", "up"])
-            let second = await line(of: output)
+            let second = try await line(of: output)
             #expect(second.contains(#""reachable":true"#), "\(second)")
             // The peer goes down, so the link loses its carrier: unreachable again.
             try await IPRoute.run(["-n", namespace, "link", "set", "v1", "down"])
-            let third = await line(of: output)
+            let third = try await line(of: output)
             #expect(third.contains(#""reachable":false"#), "\(third)")
         }
     }
@@ -150,13 +150,13 @@ struct NetworkMonitorTests {
             }) {
                 try client.run()
                 guard let output = client.standardOutput else { throw ChildProcess.SpawnFailure(description: "no pipe") }
-                let path = await line(of: output)
+                let path = try await line(of: output)
                 #expect(path.contains(#""reachable":true"#), "\(path)")
                 // The request is at the server, held at a gate: the load is in flight.
                 await started.probe.wait(for: .gateWaiting)
                 try await IPRoute.run(["link", "set", host, "down"])
-                var outcome = await line(of: output)
-                if outcome.contains(#""load""#) { outcome = await line(of: output) }
+                var outcome = try await line(of: output)
+                if outcome.contains(#""load""#) { outcome = try await line(of: output) }
                 #expect(outcome.contains(#""outcome":"noNetwork.unreachable""#), "\(outcome), not the 40 s timeout")
                 #expect(started.probe.count("/faults/gate/link-loss") == 1)
             }

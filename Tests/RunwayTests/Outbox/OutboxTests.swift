@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Runway
 import RunwayDemoServer
@@ -310,6 +311,26 @@ struct OutboxTests {
                 #expect(Set(seen.filter { if case .failed(.userChanged) = $0.state { true } else { false } }.map(\.item.id)) == Set(mine.map(\.id)))
                 #expect(try await outbox.items().isEmpty)
             }
+        }
+    }
+
+    @Test("A tampered row (a text field holding bytes that are not UTF-8) is skipped, never a trap; the other items stay")
+    func tamperedRow() async throws {
+        try await Self.withSetting { setting in
+            let second = try await setting.withOutbox(.asyncHTTPClient, serving: false) { outbox in
+                try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
+                return try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 1))
+            }
+            let files = FileManager.default.enumerator(at: setting.folder, includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL } ?? []
+            let database = try #require(files.first { $0.pathExtension == "sqlite" && $0.path.contains("outbox") })
+            let queue = try DatabaseQueue(path: database.path)
+            try await queue.write { db in
+                try db.execute(sql: "UPDATE item SET path = X'FF' WHERE seq = (SELECT min(seq) FROM item)")
+            }
+            try queue.close()
+            let items = try await setting.withOutbox(.asyncHTTPClient, serving: false) { try await $0.items() }
+            #expect(items.map(\.id) == [second.id])
         }
     }
 

@@ -83,8 +83,10 @@ private final class AppProcess: Sendable {
     func nextLine() async -> String? {
         var bytes = Data()
         while true {
-            let byte = reader.readData(ofLength: 1)
-            if byte.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            // A read error ends the output as its end does (Foundation's readData(ofLength:) traps on one).
+            guard let byte = (try? reader.read(upToCount: 1)) ?? nil, !byte.isEmpty else {
+                return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+            }
             if byte == Data([0x0A]) { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)
         }

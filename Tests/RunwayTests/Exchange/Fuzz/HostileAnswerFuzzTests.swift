@@ -37,7 +37,7 @@ struct HostileAnswerFuzzTests {
     static let trace = ProcessInfo.processInfo.environment["RUNWAY_FUZZ_TRACE"].flatMap { FileHandle(forWritingAtPath: $0) }
 
     static func traceStart(_ index: Int) {
-        trace?.write(Data("\(index)\n".utf8))
+        try? trace?.write(contentsOf: Data("\(index)\n".utf8))
     }
 
     /// The largest body the fuzzed APIs accept.
