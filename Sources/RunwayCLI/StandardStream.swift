@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Foundation's `FileHandle.write(_:)` is `try! write(contentsOf:)`: when the reader has gone
 /// (a pipe closed by `head`, by a supervisor, by a test that stopped reading), the write fails
-/// with `EPIPE` — SwiftNIO ignores SIGPIPE in `runway serve` — and the process traps. Here such
-/// a write is dropped instead: there is nobody left to read it.
+/// with `EPIPE` — on Linux SwiftNIO ignores SIGPIPE for the whole process once it opens a socket
+/// — and the process traps. Here such a write is dropped instead: nobody is left to read it.
 enum StandardStream {
     case output
     case error
