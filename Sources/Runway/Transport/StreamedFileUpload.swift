@@ -12,9 +12,9 @@ extension URLSessionTransport {
     /// pausing the curl handle until each read comes back; a read that comes back after the
     /// transfer ended (the server answered and closed, the task was cancelled or timed out)
     /// unpauses the ended handle with a `try!` that fails, and the process traps (its
-    /// `BodySource.swift` and `NativeProtocol.swift`; met about once in six runs of Runway's
-    /// suite). A body stream is read when curl asks for bytes, on the session's work queue,
-    /// with nothing left to come back later.
+    /// `BodySource.swift` and `NativeProtocol.swift`; met in CI and in one of nine runs of
+    /// Runway's suite). A body stream is read when curl asks for bytes, on the session's work
+    /// queue, with nothing left to come back later.
     ///
     /// curl sends a body of unknown length chunked, whatever `Content-Length` says, unless the
     /// request names a `Transfer-Encoding`; it sends no field whose value is blank. So the

@@ -9,9 +9,9 @@ import Testing
 ///
 /// On Linux, swift-corelibs-foundation sent an upload task's file through a `DispatchIO`
 /// channel and, when a read came back after the transfer had ended, unpaused the ended curl
-/// handle with a `try!` that failed: the whole process trapped (once in about six runs of the
-/// suite, in the upload cancellation and timeout tests). URLSessionTransport sends a file as a
-/// body stream there; these tests hold it to the framing a file upload had.
+/// handle with a `try!` that failed: the whole process trapped (in CI, and in one of nine runs
+/// of the suite here, while its uploads ran). URLSessionTransport sends a file as a body stream
+/// there; these tests hold it to the framing a file upload had.
 @Suite("File uploads on the wire", .timeLimit(.minutes(10)))
 struct FileUploadWireTests {
     /// An engine over `kind` for a service at `baseURL`, and what shuts its transport down.
