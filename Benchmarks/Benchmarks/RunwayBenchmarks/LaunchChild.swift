@@ -29,8 +29,9 @@ enum LaunchChild {
         /// Everything made on the main actor with the initialisers, as the quickstart reads.
         case onMainActor
         /// Everything but the first load made off the main actor (the cache with its disk tier
-        /// opening in the background, `OperationLog.open`, `EndpointList.open`, the transport, the
-        /// engine and its services): the main actor only makes the manager and loads.
+        /// opening in the background, the transport, the engine and its services; the operation
+        /// log and the endpoint list opened once the first load has ended): the main actor only
+        /// makes the manager and loads.
         case offMainActor
     }
 
@@ -118,7 +119,7 @@ enum LaunchChild {
             guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
             onMain += clock.now - mark
             let delivered = (clock.now, threadCPU())
-            // Opened while the first load flew; a launch holds them for the life of the app. The
+            // Opened once the first load ended; a launch holds them for the life of the app. The
             // first load's answer reaches the disk before the process ends, for the warm launches.
             _ = try await opened.rest.value
             await opened.cache.waitForDiskWork()
@@ -162,7 +163,8 @@ struct LaunchSetting: Sendable {
     /// Everything but the first load, off the main actor: the cache made with its disk tier
     /// opening in the background, the transport (AsyncHTTPClient's event loops) and the network
     /// monitor made; the engine made and its services registered; the operation log and the
-    /// endpoint list left opening, at utility priority, while the first load flies.
+    /// endpoint list left to open, at utility priority, once the first load has ended
+    /// (``Engine/waitForFirstLoad(timeout:)``).
     @concurrent
     func openOffMainActor() async throws -> (
         engine: Engine, cache: ResponseCache, rest: Task<(OperationLog, EndpointList), any Error>
@@ -172,9 +174,11 @@ struct LaunchSetting: Sendable {
         let engine = Engine(transport: transport, cache: cache, logger: logger, network: .system())
         try engine.register(listings)
         try engine.register(collector)
-        // Not needed for the first screen: opened at utility priority, so that the CPU the
-        // openings need (SQLite making two schemas at a cold launch) goes to the first load first.
+        // Not needed for the first screen: opened once the first load has ended, at utility
+        // priority, so that the CPU the openings need (SQLite making two schemas at a cold
+        // launch) goes to the first load first.
         let rest = Task(priority: .utility) { [self] in
+            await engine.waitForFirstLoad()
             async let list = EndpointList.open(selector: selector, container: container)
             let log = try await OperationLog.open(engine: engine, service: .benchCollector, container: container, logger: logger)
             return (log, try await list)

@@ -84,7 +84,7 @@ public import RunwayStorage
         openingInBackground container: Container, limits: Limits, logger: Logger,
         beforeOpening: (@Sendable () -> Void)? = nil
     ) {
-        let database = container.layout.directory(for: .caches).appendingPathComponent(Self.name)
+        let database = container.layout.directory(for: .caches).appendingPathComponent(Self.name, isDirectory: false)
         let isNew = !FileManager.default.fileExists(atPath: database.path)
         self.init(
             container: container, limits: limits, logger: logger, migrator: DiskCacheSchema.migrator(),

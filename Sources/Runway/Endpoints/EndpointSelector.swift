@@ -10,7 +10,8 @@ import HTTPTypes
 /// ``Probing/maximumConcurrentProbes`` at a time (each TCP probe holds a thread while it
 /// waits) — and ranks the healthy ones. At most ``Probing/maximumCandidates`` are kept,
 /// the configured ones first, however long a server list is. Until the first round ends,
-/// requests use DNS as usual: a probe never delays a request.
+/// requests use DNS as usual: a probe never delays a request. The engine holds the first round
+/// until its first load has ended, so that the probes never compete with a launch's first load.
 ///
 /// The engine connects to ``address`` through a transport that can choose a connection's
 /// address (``Transport/supportsConnectAddress``: the AsyncHTTPClient transport can; URLSession
@@ -62,9 +63,14 @@ public final class EndpointSelector: Sendable {
         /// flapping link or a handover brings a burst of changes, and one round after the last
         /// is worth more than one per change. Default 2 s.
         public var settleTime: Duration = .seconds(2)
+        /// How long the first round the engine starts waits for the engine's first load to end,
+        /// when none has ended sooner. The round follows that load rather than running beside
+        /// it: a launch's first load has the CPU and the connection to itself, and requests use
+        /// DNS until a round ends either way. Default 2 s.
+        public var firstRoundWait: Duration = .seconds(2)
         /// The clock HTTP probes are timed on and rounds are scheduled on (the interval, the
-        /// settle time). Default the continuous clock; a test gives one it advances itself, so a
-        /// ranking or a schedule cannot depend on how busy the machine is.
+        /// settle time, the first round's wait). Default the continuous clock; a test gives one
+        /// it advances itself, so a ranking or a schedule cannot depend on how busy the machine is.
         public var clock: any Clock<Duration> = ContinuousClock()
 
         /// The defaults.
@@ -214,6 +220,13 @@ public final class EndpointSelector: Sendable {
     /// (`changes` yields) once no further change has come for ``Probing/settleTime``,
     /// until ``stop()``. A second call while running does nothing.
     public func start(using transport: (any Transport)? = nil, changes: AsyncStream<Void>? = nil) {
+        start(using: transport, changes: changes, after: nil)
+    }
+
+    /// ``start(using:changes:)`` with the first round held until `gate` returns: what
+    /// ``Engine/register(_:)`` starts, its gate the engine's first load ending (or
+    /// ``Probing/firstRoundWait`` passing).
+    func start(using transport: (any Transport)?, changes: AsyncStream<Void>?, after gate: (@Sendable () async -> Void)?) {
         state.withLock { state in
             guard state.running == nil else { return }
             state.running = Task.detached { [self] in
@@ -224,6 +237,7 @@ public final class EndpointSelector: Sendable {
                     }
                 }
                 defer { listener?.cancel() }
+                await gate?()
                 while !Task.isCancelled {
                     await probe(using: transport)
                     var changed = await bell.wait(timeout: probing.interval, clock: probing.clock)

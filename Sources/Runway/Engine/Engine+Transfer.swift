@@ -103,6 +103,7 @@ extension Engine {
         var attempts = outcome.1
         attempts.bytes = sink.bytesReceived
         log(loadID, api, service: api.service, outcome.0, attempts, started: started)
+        firstLoad.loadEnded()
         return outcome.0
     }
 }

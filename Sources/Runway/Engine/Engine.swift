@@ -48,6 +48,9 @@ public final class Engine: Sendable {
     let tracer: (any Tracer)?
     /// Keeps every exchange and load, for a HAR file or a waterfall; `nil` keeps nothing.
     public let recorder: LoadRecorder?
+    /// Opens when the first load ends: what an endpoint selector's first round and
+    /// ``waitForFirstLoad(timeout:)`` wait for.
+    let firstLoad = FirstLoad()
 
     /// Creates an engine.
     ///
@@ -97,8 +100,9 @@ public final class Engine: Sendable {
     /// Adds `service`, or replaces the one registered under its identifier.
     ///
     /// A service with an ``EndpointSelector`` has its probing started here, over this engine's
-    /// transport. A service's ``CookieJar`` is linked to its ``Authentication`` here, so that a
-    /// reset empties it. Its pins (``Service/Connection/pins``) apply from here on to every
+    /// transport; its first round follows the engine's first load
+    /// (``EndpointSelector/Probing/firstRoundWait``). A service's ``CookieJar`` is linked to its
+    /// ``Authentication`` here, so that a reset empties it. Its pins (``Service/Connection/pins``) apply from here on to every
     /// request to a pinned host, from any service.
     ///
     /// - throws: ``RunwayError/invalidRequest(reason:)``, registering nothing, when the service
@@ -134,8 +138,29 @@ public final class Engine: Sendable {
         if let replaced, replaced !== service.connection.endpoints { replaced.stop() }
         if let jar = service.credentials.cookies { service.credentials.authentication?.clearsOnReset(jar) }
         if let selector = service.connection.endpoints, selector.probing.probesAutomatically {
-            selector.start(using: transport, changes: network.map { Self.returns(to: $0) })
+            selector.start(using: transport, changes: network.map { Self.returns(to: $0) }) { [firstLoad] in
+                await firstLoad.wait(timeout: selector.probing.firstRoundWait, clock: selector.probing.clock)
+            }
         }
+    }
+
+    /// Returns once this engine's first load has ended — answered by the network or the cache,
+    /// or failed — or `timeout` has passed, whichever comes first; at once when one has ended.
+    ///
+    /// Launch work the first screen does not need can follow the first load instead of
+    /// running beside it: on a device with few cores, opening databases (an ``OperationLog``,
+    /// an ``EndpointList``) during a cold launch takes CPU from the first load (measured in
+    /// `Benchmarks/README.md`). An endpoint selector's first round waits the same way.
+    ///
+    /// ```swift
+    /// Task(priority: .utility) {
+    ///     await engine.waitForFirstLoad()
+    ///     let log = try await OperationLog.open(engine: engine, service: .collector, container: container)
+    ///     _ = log  // keep it for the app's life
+    /// }
+    /// ```
+    public func waitForFirstLoad(timeout: Duration = .seconds(2)) async {
+        await firstLoad.wait(timeout: timeout)
     }
 
     /// The pins of `authority`'s host, from whichever registered service pins it.
@@ -277,6 +302,7 @@ public final class Engine: Sendable {
         preview: (@Sendable (RawResponse) async -> Void)? = nil
     ) async -> (result: Result<RawResponse, RunwayError>, retryAfter: Duration?, answer: HTTPResponse?) {
         let loadID = loadID ?? .next()
+        defer { firstLoad.loadEnded() }
         guard trace == nil, let tracer else {
             let (result, attempts) = await performLoad(
                 api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: hooks,

@@ -26,6 +26,9 @@ enum ServiceRequirements {
     /// Throws when two parts of `service` write the same header field: the signer after the
     /// credential, or either over a common header — the later one would silently win.
     static func checkFieldOwners(_ service: Service) throws(RunwayError) {
+        // Nothing writes a field of its own: nothing to compare (and no sets of field names made
+        // at a launch's first registration, whose first use costs a runtime lookup on Linux).
+        guard service.credentials.signer != nil || service.credentials.authentication != nil else { return }
         let signed = service.credentials.signer?.writtenFields ?? []
         let credential = service.credentials.authentication?.credentialFields ?? []
         func names(_ fields: Set<HTTPField.Name>) -> String {
@@ -46,6 +49,7 @@ enum ServiceRequirements {
     /// reached over plain HTTP (pins are checked on TLS connections, so such a request would go
     /// unpinned), or an endpoint selector for a host no base URL names (it would never be used).
     static func checkConnection(_ service: Service) throws(RunwayError) {
+        guard !service.connection.pins.isEmpty || service.connection.endpoints != nil else { return }
         // Each environment's base URL read as requests read it, so the host compared here is
         // the one pins and selectors are matched against at send time.
         let bases = service.baseURLs.keys.sorted { $0.rawValue < $1.rawValue }.compactMap { environment in

@@ -255,6 +255,7 @@ struct NetworkMonitorTests {
         let engine = Engine(transport: transport, network: monitor)
         var probing = EndpointSelector.Probing()
         probing.settleTime = .zero  // the debounce has its own test
+        probing.firstRoundWait = .zero  // no request here: the first round waits for none
         let selector = EndpointSelector(
             host: "api.runway.test", port: server.port, candidates: ["127.0.0.1"], probing: probing)
         try await withCleanup({
