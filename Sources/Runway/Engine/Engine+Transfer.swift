@@ -74,6 +74,7 @@ extension Engine {
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async -> Result<DownloadedFile, RunwayError> {
         let started = ContinuousClock.now
+        defer { firstLoad.loadEnded() }
         guard let registered = registeredService(api.service) else {
             let error = RunwayError.invalidRequest(reason: "no service is registered as \"\(api.service)\"")
             let failure = Result<DownloadedFile, RunwayError>.failure(error)
@@ -103,7 +104,6 @@ extension Engine {
         var attempts = outcome.1
         attempts.bytes = sink.bytesReceived
         log(loadID, api, service: api.service, outcome.0, attempts, started: started)
-        firstLoad.loadEnded()
         return outcome.0
     }
 }
