@@ -42,10 +42,11 @@ struct FirstLoadTests {
 
     @Test("a failed first load releases waiters too: a launch never waits on a server that is down")
     func failedLoadReleases() async throws {
-        // A port nothing listens on: the connection is refused.
-        let closed = try await RawHTTPServer.start { _ in RawHTTPServer.Answer("") }
-        let port = closed.port
-        await closed.stop()
+        // A port held without a listener: the connection is refused, and no server started by
+        // another test meanwhile can take it.
+        let held = try LoopbackSocket()
+        defer { held.close() }
+        let port = held.port
         let transport = AsyncHTTPClientTransport()
         let engine = Engine(transport: transport)
         try await withCleanup({ try? await transport.shutdown() }) {
