@@ -65,8 +65,10 @@ extension AsyncHTTPClientTransport {
     /// checks `pins`; the shared client when it does neither. A made client keeps the transport's
     /// settings; `dnsOverride` maps the host to the address, so the `Host` field, SNI and
     /// certificate validation stay on the host name. Give the lease back with ``release(_:)``.
-    func lease(for host: String, connectingTo address: String?, pins: PublicKeyPins?) throws -> ClientLease {
-        guard address != nil || pins != nil else { return ClientLease(client: client, counted: false) }
+    func lease(
+        for host: String, connectingTo address: String?, pins: PublicKeyPins?, shared: SharedClient.Made
+    ) throws -> ClientLease {
+        guard address != nil || pins != nil else { return ClientLease(client: shared.client, counted: false) }
         // The host matters only to an address override; pins name their host themselves.
         let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
         let (leased, idle) = try madeClients.withLockedValue { made -> (HTTPClient, [HTTPClient]) in
@@ -81,7 +83,7 @@ extension AsyncHTTPClientTransport {
             guard !isShutDown.withLockedValue({ $0 }) else {
                 throw TransportFault.shutDown
             }
-            let client = makeClient(for: host, connectingTo: address, pins: pins)
+            let client = makeClient(for: host, connectingTo: address, pins: pins, on: shared.client.eventLoopGroup)
             made.clients[key] = client
             made.take(client)
             var idle: [HTTPClient] = []
@@ -104,7 +106,9 @@ extension AsyncHTTPClientTransport {
         madeClients.withLockedValue { $0.give(lease.client) }?.shutdown { _ in }
     }
 
-    private func makeClient(for host: String, connectingTo address: String?, pins: PublicKeyPins?) -> HTTPClient {
+    private func makeClient(
+        for host: String, connectingTo address: String?, pins: PublicKeyPins?, on group: any EventLoopGroup
+    ) -> HTTPClient {
         var clientConfiguration = Self.clientConfiguration(connections)
         let nameCheck = address.map { _ in HostNameCheck(host: host) }
         let pinCheck = pins.map(PinCheck.init)
@@ -119,7 +123,7 @@ extension AsyncHTTPClientTransport {
         if let address {
             clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
         }
-        return HTTPClient(eventLoopGroupProvider: .shared(self.client.eventLoopGroup), configuration: clientConfiguration)
+        return HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
     }
 
     /// How many clients for chosen addresses the transport keeps now (evicted ones still

@@ -92,9 +92,10 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
-    let client: HTTPClient
-    /// The client the transport made, and so shuts down (`nil` for an app's own client).
-    private let ownedClient: HTTPClient?
+    /// The client every request without pins or a chosen address goes through.
+    let shared: SharedClient
+    /// Whether the transport made ``shared`` (and so shuts it down), or the app did.
+    private let ownsShared: Bool
     let isShutDown = NIOLockedValueBox(false)
     /// Clients made on demand: one per pin set, whose every new connection checks the server's
     /// key, and one per host and chosen address (`EndpointSelector`; AsyncHTTPClient's
@@ -106,17 +107,21 @@ public final class AsyncHTTPClientTransport: Transport {
     /// task's trace only through its `async` interface (its delegate interface starts it on the
     /// event loop, outside any trace), so such a transport sends every request through that one.
     let tracesRequests: Bool
-    /// The loops of the clients' event loop group (every client the transport makes shares it).
-    private let loops: [any EventLoop]
-    /// How many in-memory exchanges run on each of ``loops`` now.
-    private let exchangesOnLoop: NIOLockedValueBox<[Int]>
+    /// How many in-memory exchanges run on each of the shared client's loops now (every client
+    /// the transport makes shares its event loop group); sized at the first exchange.
+    private let exchangesOnLoop = NIOLockedValueBox<[Int]>([])
     /// The requests of the addresses API calls ask again and again, each URL parsed once.
     let templates = RequestTemplates()
 
     /// Creates the transport with its own client; call ``shutdown()`` when done with it.
+    ///
+    /// The client (and, the first time in a process, AsyncHTTPClient's event loops) is made on
+    /// another thread while the app goes on making its engine and first request; the first
+    /// request waits for what is left of it.
     public convenience init(connections: Connections = Connections()) {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(connections))
-        self.init(client: client, owned: true, connections: connections)
+        let configuration = Self.clientConfiguration(connections)
+        let shared = SharedClient { HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration) }
+        self.init(shared: shared, owned: true, connections: connections)
     }
 
     /// Creates the transport over `client`, an `HTTPClient` the app already has (one event loop
@@ -136,15 +141,14 @@ public final class AsyncHTTPClientTransport: Transport {
     /// event loop group). The app keeps owning `client` and shuts it down; ``shutdown()`` shuts
     /// down only the clients the transport made.
     public convenience init(client: HTTPClient, connections: Connections = Connections()) {
-        self.init(client: client, owned: false, connections: connections)
+        self.init(shared: SharedClient(client), owned: false, connections: connections)
     }
 
-    private init(client: HTTPClient, owned: Bool, connections: Connections) {
-        self.client = client
-        self.ownedClient = owned ? client : nil
+    /// The transport over `shared`; `owned` when the transport made it (and so shuts it down).
+    init(shared: SharedClient, owned: Bool, connections: Connections) {
+        self.shared = shared
+        self.ownsShared = owned
         self.connections = connections
-        loops = Array(client.eventLoopGroup.makeIterator())
-        exchangesOnLoop = NIOLockedValueBox(Array(repeating: 0, count: loops.count))
         // A client passed in is taken to trace when a tracer is bootstrapped (AsyncHTTPClient's
         // default); the transport's own clients trace when their configuration says so.
         let tracer = owned ? connections.tracer ?? InstrumentationSystem.tracer : InstrumentationSystem.tracer
@@ -155,7 +159,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// background, instead of leaking their connections (or trapping in debug builds).
     deinit {
         guard !isShutDown.withLockedValue({ $0 }) else { return }
-        for owned in ownedClients { owned.shutdown { _ in } }
+        // A client still being made is shut down by its maker once made.
+        if ownsShared, let client = shared.abandon() { client.shutdown { _ in } }
+        for made in madeClients.withLockedValue(\.all) { made.shutdown { _ in } }
     }
 
     /// The configuration the transport makes its own clients with from `connections`: no
@@ -192,7 +198,8 @@ public final class AsyncHTTPClientTransport: Transport {
     public func shutdown() async throws {
         isShutDown.withLockedValue { $0 = true }
         var firstError: (any Error)?
-        for owned in ownedClients {
+        let own = ownsShared ? [await shared.made().client] : []
+        for owned in own + madeClients.withLockedValue(\.all) {
             do {
                 try await owned.shutdown()
             } catch {
@@ -200,11 +207,6 @@ public final class AsyncHTTPClientTransport: Transport {
             }
         }
         if let firstError { throw firstError }
-    }
-
-    /// Every client this transport made: its own and those made on demand.
-    private var ownedClients: [HTTPClient] {
-        (ownedClient.map { [$0] } ?? []) + madeClients.withLockedValue(\.all)
     }
 
     /// Requests go to `TransportRequest.connectAddress` when it is set.
@@ -247,10 +249,10 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// The client for `authority`: the shared one, or the one made for its chosen address or pins.
-    private func lease(for request: TransportRequest, authority: String) throws -> ClientLease {
+    private func lease(for request: TransportRequest, authority: String, shared: SharedClient.Made) throws -> ClientLease {
         // The host matters only to a chosen address; pins name their host themselves.
         let host = request.connectAddress == nil ? "" : AuthorityHost.of(authority)
-        return try lease(for: host, connectingTo: request.connectAddress, pins: request.pins)
+        return try lease(for: host, connectingTo: request.connectAddress, pins: request.pins, shared: shared)
     }
 
     /// The event loop for an in-memory exchange with `authority`, which its connection is
@@ -261,10 +263,11 @@ public final class AsyncHTTPClientTransport: Transport {
     /// exchange on another); many at once, they spread over every loop, as do their connections.
     ///
     /// - returns: The loop, and its index for ``finish(on:)``; `nil` for a group with no loops.
-    private func startExchange(with authority: String) -> (loop: any EventLoop, index: Int)? {
+    private func startExchange(with authority: String, on loops: [any EventLoop]) -> (loop: any EventLoop, index: Int)? {
         guard !loops.isEmpty else { return nil }
         let home = Int(UInt(bitPattern: authority.hashValue) % UInt(loops.count))
         let index = exchangesOnLoop.withLockedValue { counts in
+            if counts.count != loops.count { counts = Array(repeating: 0, count: loops.count) }
             var least = home
             for index in counts.indices where counts[index] < counts[least] { least = index }
             counts[least] += 1
@@ -298,11 +301,12 @@ public final class AsyncHTTPClientTransport: Transport {
         made.body = request.content?.data.map { .byteBuffer(ByteBuffer(bytes: $0)) }
         let outbound = made
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
-        let lease = try self.lease(for: request, authority: authority)
+        let sharedClient = await shared.made()
+        let lease = try self.lease(for: request, authority: authority, shared: sharedClient)
         defer { release(lease) }
         let delegate = SinkDelegate(sink: target)
         let client = lease.client
-        guard let placed = startExchange(with: authority) else { throw TransportFault.internalFailure }
+        guard let placed = startExchange(with: authority, on: sharedClient.loops) else { throw TransportFault.internalFailure }
         defer { finish(on: placed.index) }
         let loop = placed.loop
         // The engine ends the exchange at its deadline itself: no timer of AsyncHTTPClient's
@@ -347,7 +351,7 @@ public final class AsyncHTTPClientTransport: Transport {
                     BodyChunks(body: content, progress: request.uploadProgress), length: .known(content.length))
             }
         }
-        let lease = try self.lease(for: request, authority: authority)
+        let lease = try self.lease(for: request, authority: authority, shared: await shared.made())
         defer { release(lease) }
         let response = try await lease.client.execute(outbound, deadline: Self.backstop(request))
         // A client the app passed in may follow redirects by itself; its answer skipped the

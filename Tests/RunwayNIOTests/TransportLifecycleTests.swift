@@ -1,8 +1,9 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import HTTPTypes
 import Runway
-import RunwayNIO
+@testable import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
 import RunwayTestSupport
@@ -89,6 +90,53 @@ struct TransportLifecycleTests {
                 }
             }
         }
+    }
+
+    /// A client made on another thread once the test opens `gate`, as a transport makes its own.
+    static func heldClient(until gate: DispatchSemaphore) -> SharedClient {
+        SharedClient {
+            gate.wait()
+            return HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: AsyncHTTPClientTransport.clientConfiguration(.init()))
+        }
+    }
+
+    @Test("a request sent while the transport's client is still being made waits for it, and goes out once it is made")
+    func firstSendWaitsForTheClient() async throws {
+        let server = try await DemoServer.start()
+        let gate = DispatchSemaphore(value: 0)
+        let shared = Self.heldClient(until: gate)
+        let transport = AsyncHTTPClientTransport(shared: shared, owned: true, connections: .init())
+        try await withCleanup({
+            gate.signal()  // a failed expectation must not leave the maker waiting
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let sent = Task { try await transport.send(request(server, "/echo/early")) }
+            while shared.waiting == 0 { await Task.yield() }
+            #expect(server.probe.count("/echo") == 0, "nothing sent before the client was made")
+            gate.signal()
+            let answer = try await sent.value
+            #expect(answer.head.status == .ok)
+            #expect(server.probe.count("/echo") == 1)
+        }
+    }
+
+    @Test("a transport released while its client is still being made shuts that client down once it is made")
+    func releasedWhileMaking() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let shared = Self.heldClient(until: gate)
+        do {
+            // Released at the end of this scope, without a shutdown, before its client exists.
+            let transport = AsyncHTTPClientTransport(shared: shared, owned: true, connections: .init())
+            withExtendedLifetime(transport) {}
+        }
+        gate.signal()
+        let client = await shared.made().client
+        // Shut down by its maker: AsyncHTTPClient refuses a second shutdown. (Left running, it
+        // would trap when released in a debug build.)
+        await #expect(throws: HTTPClientError.alreadyShutdown) { try await client.shutdown() }
     }
 
     /// Sends once through a transport that goes out of scope without being shut down.

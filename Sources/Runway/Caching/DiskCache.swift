@@ -60,7 +60,25 @@ public import RunwayStorage
     /// The serial queue every disk access of ``ResponseCache`` and every trim runs on: SQLite and
     /// file I/O never occupy a thread of Swift's cooperative pool, and reads queued after writes
     /// see them.
-    @_spi(Benchmarks) public let queue = DispatchQueue(label: "runway.cache.disk", qos: .utility)
+    ///
+    /// A tier to be made new (no file yet) starts with the queue inactive, its making queued
+    /// first: the first work queued (a store, a removal, a wait) sets it going. A cold launch
+    /// makes the database once its first answer is stored, not while that first load runs
+    /// (on a device with few cores the making took CPU from it, measured in
+    /// `Benchmarks/README.md`), and an app that stores nothing makes no file.
+    @_spi(Benchmarks) public var queue: DispatchQueue {
+        if waitsForFirstWork.withLock({ waits in
+            defer { waits = false }
+            return waits
+        }) {
+            inactiveUntilUsed.activate()
+        }
+        return inactiveUntilUsed
+    }
+    /// ``queue``, made inactive when the tier is made new.
+    private let inactiveUntilUsed: DispatchQueue
+    /// Whether ``queue`` is still inactive, waiting for its first work.
+    let waitsForFirstWork: Locked<Bool>
     private let trimScheduled = Locked(false)
     /// Reads waiting to be recorded: a read stays a read, and recency is written with the next
     /// write (or before a trim, which is the only thing that needs it).
@@ -77,6 +95,7 @@ public import RunwayStorage
 
     /// Makes the tier at once and opens its database as the first work of ``queue``: every read,
     /// write and removal queued after waits for it, and nothing waits on the caller's thread.
+    /// With no file there yet, the database is made once the first work is queued (``queue``).
     /// A failed opening is logged and leaves the tier unavailable (``openingError``).
     ///
     /// `beforeOpening` runs on the queue first: where a test holds the opening.
@@ -88,8 +107,9 @@ public import RunwayStorage
         let isNew = !FileManager.default.fileExists(atPath: database.path)
         self.init(
             container: container, limits: limits, logger: logger, migrator: DiskCacheSchema.migrator(),
-            phase: .opening(isNew: isNew))
-        queue.async { [self] in
+            phase: .opening(isNew: isNew), inactiveUntilUsed: isNew)
+        // Queued before any other work; a new tier's queue runs it once work is queued behind it.
+        inactiveUntilUsed.async { [self] in
             beforeOpening?()
             do {
                 let opened = try Self.open(container: container, migrator: migrator, blobs: blobs, logger: logger)
@@ -104,8 +124,11 @@ public import RunwayStorage
 
     private init(
         container: Container, limits: Limits, logger: Logger, migrator: DatabaseMigrator,
-        phase: Phase
+        phase: Phase, inactiveUntilUsed: Bool = false
     ) {
+        self.inactiveUntilUsed = DispatchQueue(
+            label: "runway.cache.disk", qos: .utility, attributes: inactiveUntilUsed ? .initiallyInactive : [])
+        waitsForFirstWork = Locked(inactiveUntilUsed)
         self.limits = limits
         self.logger = logger
         self.container = container

@@ -145,7 +145,9 @@ public final class Engine: Sendable {
     }
 
     /// Returns once this engine's first load has ended — answered by the network or the cache,
-    /// or failed — or `timeout` has passed, whichever comes first; at once when one has ended.
+    /// or failed, or refused by a manager before it was sent (its params validator, an
+    /// interceptor's veto) — or `timeout` has passed, whichever comes first; at once when one
+    /// has ended.
     ///
     /// Launch work the first screen does not need can follow the first load instead of
     /// running beside it: on a device with few cores, opening databases (an ``OperationLog``,

@@ -70,8 +70,10 @@ extension APIManager {
         }
     }
 
-    /// The entry of a load refused before it had params: its interceptors' failure hooks run.
+    /// The entry of a load refused before it had params: its interceptors' failure hooks run,
+    /// and it ends the engine's first load as any load does.
     private func refusedEntry(notifiesDelegate: Bool) -> LoadBook<Waiter, Flight>.Entry {
+        engine.firstLoad.loadEnded()
         let call = CallInfo(loadID: .next(), apiName: api.name, service: api.service, params: [:])
         return LoadBook.Entry(
             context: Flight(call: call, interceptors: interceptors, onFinish: nil), notifiesDelegate: notifiesDelegate,

@@ -68,7 +68,9 @@ extension APIManager {
         let interceptors = self.interceptors
         let flight = Flight(call: call, interceptors: interceptors, onFinish: onFinish, onPreview: onPreview)
         func refused(_ error: RunwayError) -> LoadAdmission {
-            .refused(
+            // Never sent, yet ended: a launch's waiters must not wait out their timeout for it.
+            engine.firstLoad.loadEnded()
+            return .refused(
                 LoadBook.Entry(context: flight, notifiesDelegate: notifiesDelegate, waiters: waiter.map { [$0] } ?? []),
                 error)
         }

@@ -184,6 +184,7 @@ public final class APIManager<Endpoint: API>: APIManaging {
         let id = LoadID.next()
         let flight = Flight(call: CallInfo(loadID: id, apiName: api.name, service: api.service, params: params), interceptors: [])
         if let refused = Self.refusal(of: params, by: api) {
+            engine.firstLoad.loadEnded()
             _ = state.withLock { $0.record(.failure(refused), of: id) }
             throw refused
         }

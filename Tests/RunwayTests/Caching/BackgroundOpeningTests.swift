@@ -56,6 +56,27 @@ struct BackgroundOpeningTests {
         }
     }
 
+    @Test("a disk tier made for the first time makes its file only once work comes: none for a load kept in memory, the database once an answer is stored")
+    func madeOnFirstWork() async throws {
+        let database = root.url.appendingPathComponent("Library/Caches/runway/http-cache.sqlite")
+        let opened = Locked(false)
+        let cache = ResponseCache(openingInBackground: root.container, beforeOpening: { opened.withLock { $0 = true } })
+        try await withHarness(cache: cache) { harness in
+            var inMemory = AdHocAPI(path: "/echo/memory")
+            inMemory.cachePolicy = .memory(lifetime: .seconds(600))
+            _ = try await APIManager(inMemory, engine: harness.engine).load()
+            // Its queue never set going: an inactive dispatch queue runs nothing.
+            #expect(cache.disk?.waitsForFirstWork.withLock { $0 } == true)
+            #expect(!opened.withLock { $0 })
+            #expect(!FileManager.default.fileExists(atPath: database.path), "no file while nothing was stored")
+            _ = try await APIManager(cachedAPI(), engine: harness.engine).load(with: ["q": "1"])
+            await cache.waitForDiskWork()
+            #expect(opened.withLock { $0 })
+            #expect(FileManager.default.fileExists(atPath: database.path))
+            #expect(cache.disk?.count == 1, "the first store, queued behind the making, reached the disk")
+        }
+    }
+
     @Test("a disk tier already on disk: the first load, looking while the tier opens, waits for the opening and is answered from disk, the server never asked again")
     func openedExisting() async throws {
         let earlier = try ResponseCache(container: root.container)

@@ -106,6 +106,45 @@ struct FirstLoadTests {
         }
     }
 
+    /// How a manager refuses a load before the engine runs it.
+    enum Refusal: String, CaseIterable, CustomTestStringConvertible {
+        case validatorOnTheMainActor, validatorFromABackgroundTask, paramsThatDoNotEncode
+        var testDescription: String { rawValue }
+    }
+
+    @Test("a first load a manager refuses before sending ends the first load: waiters do not wait out their timeout",
+          arguments: Refusal.allCases)
+    @MainActor
+    func refusedLoadReleases(_ refusal: Refusal) async throws {
+        let transport = AsyncHTTPClientTransport()
+        let engine = Engine(transport: transport)
+        try await withCleanup({ try? await transport.shutdown() }) {
+            // Never contacted: every load here is refused before it is sent.
+            try engine.register(Service(id: .test, baseURLs: [.release: "http://127.0.0.1:9"]))
+            var api = AdHocAPI(path: "/refused")
+            api.paramsValidator = .required("city")
+            let manager = APIManager(api, engine: engine)
+            let waiter = Task { await engine.waitForFirstLoad(timeout: .seconds(86_400)) }
+            await Self.waitUntil { engine.firstLoad.waiting == 1 }
+            switch refusal {
+            case .validatorOnTheMainActor:
+                #expect(manager.loadData(with: [:]) != nil)
+            case .validatorFromABackgroundTask:
+                let outcome = await Task.detached { () -> RunwayError? in
+                    do throws(RunwayError) { _ = try await manager.load(with: [:]) } catch { return error }
+                    return nil
+                }.value
+                #expect(outcome == .paramsInvalid(reason: "\"city\" is required"))
+            case .paramsThatDoNotEncode:
+                // An array does not encode to an object of params.
+                #expect(manager.loadData(with: ["not", "an", "object"]) != nil)
+            }
+            #expect(engine.firstLoad.hasEnded, "refused, so ended")
+            if !engine.firstLoad.hasEnded { waiter.cancel() }  // a failing run ends here, not at the time limit
+            await waiter.value
+        }
+    }
+
     @Test("with no load, a waiter returns after its timeout, and a cancelled one at once; others keep waiting")
     func timeoutAndCancellation() async throws {
         let first = FirstLoad()
