@@ -83,5 +83,9 @@ extension OperationLog {
         /// Events dropped after their batch failed ``Policy/maximumAttempts`` times,
         /// ever, on this container.
         public var abandoned: Int
+        /// Events removed because their row in the queue's file could not be read (a damaged or
+        /// tampered file), ever, on this container; each is logged as an error. Without this a
+        /// damaged row would stop every upload queued after it.
+        public var unreadable: Int
     }
 }

@@ -238,7 +238,7 @@ public final class OperationLog: Sendable {
             let tally = try await queue.tally()
             return Status(
                 pending: tally.pending, inFlight: tally.claimed, uploaded: tally.uploaded, dropped: tally.dropped,
-                refused: tally.refused, abandoned: tally.abandoned)
+                refused: tally.refused, abandoned: tally.abandoned, unreadable: tally.unreadable)
         } catch {
             throw .storage(reason: "\(error)")
         }

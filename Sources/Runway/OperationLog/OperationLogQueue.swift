@@ -46,6 +46,7 @@ final class OperationLogQueue: Sendable {
         var dropped = 0
         var refused = 0
         var abandoned = 0
+        var unreadable = 0
     }
 
     /// How a batch left the queue without being stored.
@@ -54,6 +55,8 @@ final class OperationLogQueue: Sendable {
         case refused
         /// It failed ``OperationLog/Policy/maximumAttempts`` times.
         case abandoned
+        /// Its row could not be read (a damaged or tampered file).
+        case unreadable
     }
 
     static let folder = "operation-log"
@@ -61,10 +64,12 @@ final class OperationLogQueue: Sendable {
     let pool: DatabasePool
     let url: URL
     private let capacity: Int
+    private let logger: Logger
 
     /// Opens the queue in `container` (see ``QueueDatabase``).
     init(container: Container, name: String, capacity: Int, logger: Logger) throws(OperationLogError) {
         self.capacity = capacity
+        self.logger = logger
         do {
             (pool, url) = try QueueDatabase.open(
                 folder: Self.folder, name: name, container: container, what: "operation log queue", logger: logger,
@@ -145,44 +150,74 @@ final class OperationLogQueue: Sendable {
     /// The oldest batch already claimed and not in `excluding` (the uploads in flight), or the
     /// oldest pending events claimed now under a new key: up to `limit` of them and, past the
     /// first, up to `byteBudget` bytes of names and payloads. `nil` when nothing is left.
+    ///
+    /// Events whose rows cannot be read leave the queue, counted (``Loss/unreadable``) and
+    /// logged: a damaged row must not stop every upload after it. A batch left with none to
+    /// send is removed, and the next claimed.
     func claim(limit: Int, byteBudget: Int, excluding: Set<String> = []) async throws -> Batch? {
-        try await pool.write { db in
-            var key = try String.fetchAll(
-                db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL GROUP BY batch ORDER BY min(seq)"
-            ).first { !excluding.contains($0) }
-            if key == nil {
-                let sizes = try Row.fetchAll(
-                    db, sql: "SELECT seq, length(name) + length(payload) FROM event WHERE batch IS NULL ORDER BY seq LIMIT ?",
-                    arguments: [max(limit, 1)])
-                var last: Int64?
-                var bytes = 0
-                for row in sizes {
-                    let size: Int = try row.decode(atIndex: 1)
-                    if last != nil, bytes + size > byteBudget { break }
-                    bytes += size
-                    last = try row.decode(atIndex: 0)
-                }
-                guard let last else { return nil }
-                let fresh = UUID().uuidString.lowercased()
-                try db.execute(
-                    sql: "UPDATE event SET batch = ? WHERE batch IS NULL AND seq <= ?", arguments: [fresh, last])
-                try db.execute(sql: "INSERT OR REPLACE INTO batch (key, attempts) VALUES (?, 0)", arguments: [fresh])
-                key = fresh
+        let logger = logger
+        return try await pool.write { db in
+            while let key = try Self.claimKey(limit: limit, byteBudget: byteBudget, excluding: excluding, in: db) {
+                let batch = try Self.batch(key, in: db, logger: logger)
+                if !batch.events.isEmpty { return batch }
+                try db.execute(sql: "DELETE FROM batch WHERE key = ?", arguments: [key])
             }
-            guard let key else { return nil }
-            return try Self.batch(key, in: db)
+            return nil
         }
     }
 
-    private static func batch(_ key: String, in db: Database) throws -> Batch {
-        let rows = try Row.fetchAll(
-            db, sql: "SELECT id, name, time_ms, payload FROM event WHERE batch = ? ORDER BY seq", arguments: [key])
-        // GRDB's throwing decode: its subscripts trap on a value of another type (a tampered file).
-        let events = try rows.map { row in
-            OperationEvent(
-                id: try row.decode(atIndex: 0), name: try row.decode(atIndex: 1),
-                timeMilliseconds: try row.decode(atIndex: 2), payload: try row.decode(atIndex: 3))
+    /// The key of the oldest claimed batch not in `excluding`, or of the pending events claimed
+    /// now (``claim(limit:byteBudget:excluding:)``); `nil` when nothing is left.
+    private static func claimKey(limit: Int, byteBudget: Int, excluding: Set<String>, in db: Database) throws -> String? {
+        var key = try String.fetchAll(
+            db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL GROUP BY batch ORDER BY min(seq)"
+        ).first { !excluding.contains($0) }
+        if key == nil {
+            let sizes = try Row.fetchAll(
+                db, sql: "SELECT seq, length(name) + length(payload) FROM event WHERE batch IS NULL ORDER BY seq LIMIT ?",
+                arguments: [max(limit, 1)])
+            var last: Int64?
+            var bytes = 0
+            for row in sizes {
+                let size: Int = try row.decode(atIndex: 1)
+                if last != nil, bytes + size > byteBudget { break }
+                bytes += size
+                last = try row.decode(atIndex: 0)
+            }
+            guard let last else { return nil }
+            let fresh = UUID().uuidString.lowercased()
+            try db.execute(
+                sql: "UPDATE event SET batch = ? WHERE batch IS NULL AND seq <= ?", arguments: [fresh, last])
+            try db.execute(sql: "INSERT OR REPLACE INTO batch (key, attempts) VALUES (?, 0)", arguments: [fresh])
+            key = fresh
         }
+        return key
+    }
+
+    /// Batch `key`'s events; those whose rows cannot be read are removed, counted and logged.
+    private static func batch(_ key: String, in db: Database, logger: Logger) throws -> Batch {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT seq, id, name, time_ms, payload FROM event WHERE batch = ? ORDER BY seq", arguments: [key])
+        var events: [OperationEvent] = []
+        var unreadable: [Int64] = []
+        for row in rows {
+            // GRDB's throwing decode: its subscripts trap on a value of another type (a tampered file).
+            do {
+                events.append(
+                    OperationEvent(
+                        id: try row.decode(atIndex: 1), name: try row.decode(atIndex: 2),
+                        timeMilliseconds: try row.decode(atIndex: 3), payload: try row.decode(atIndex: 4)))
+            } catch {
+                // `seq` is the row id: SQLite keeps nothing but an integer there.
+                let seq: Int64 = try row.decode(atIndex: 0)
+                unreadable.append(seq)
+                logger.error(
+                    "operation log: an event's row could not be read; it is removed",
+                    metadata: ["seq": "\(seq)", "error": "\(error)"])
+            }
+        }
+        for seq in unreadable { try db.execute(sql: "DELETE FROM event WHERE seq = ?", arguments: [seq]) }
+        try add(unreadable.count, to: Loss.unreadable.rawValue, in: db)
         let attempts = try Int.fetchOne(db, sql: "SELECT attempts FROM batch WHERE key = ?", arguments: [key]) ?? 0
         return Batch(key: key, events: events, attempts: attempts)
     }
@@ -202,7 +237,9 @@ final class OperationLogQueue: Sendable {
                 arguments: [key, max(count, 1), fresh])
             try db.execute(sql: "DELETE FROM batch WHERE key = ?", arguments: [key])
             try db.execute(sql: "INSERT INTO batch (key, attempts) VALUES (?, 0)", arguments: [fresh])
-            return try Self.batch(fresh, in: db)
+            let batch = try Self.batch(fresh, in: db, logger: logger)
+            if batch.events.isEmpty { try db.execute(sql: "DELETE FROM batch WHERE key = ?", arguments: [fresh]) }
+            return batch
         }
     }
 
@@ -266,6 +303,7 @@ final class OperationLogQueue: Sendable {
             tally.dropped = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'dropped'") ?? 0
             tally.refused = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'refused'") ?? 0
             tally.abandoned = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'abandoned'") ?? 0
+            tally.unreadable = try Int.fetchOne(db, sql: "SELECT value FROM tally WHERE key = 'unreadable'") ?? 0
             return tally
         }
     }

@@ -29,7 +29,7 @@ extension Outbox {
                 continue
             }
             let generation = signIn.withLock { $0 }
-            let heads: [OutboxStore.Stored]
+            let heads: OutboxStore.Heads
             do {
                 heads = try await store.heads(signIn: generation, excluding: Set(running.keys))
             } catch {
@@ -38,9 +38,14 @@ extension Outbox {
                 await bell.wait(timeout: policy.baseBackoff)
                 continue
             }
+            if !heads.unreadable.isEmpty {
+                // Its queue's next item is the head now: look again at once.
+                await removeUnreadable(heads.unreadable)
+                continue
+            }
             let now = BootClock.nowMilliseconds()
             var wakeAt: Int64?
-            for head in heads where running.count < max(policy.maximumConcurrentSends, 1) {
+            for head in heads.ready where running.count < max(policy.maximumConcurrentSends, 1) {
                 if let notBefore = head.notBefore, notBefore > now {
                     wakeAt = min(wakeAt ?? notBefore, notBefore)
                     continue
@@ -57,6 +62,28 @@ extension Outbox {
         // Closing: tries in flight are cancelled; their items go again at the next launch.
         for task in running.values { task.cancel() }
         for task in running.values { await task.value }
+    }
+
+    /// Removes items whose rows cannot be read (a damaged or tampered file): such an item can
+    /// never be sent, and left at the head of its queue it would hold every item behind it.
+    /// Each is logged; one whose identity could be read fails with
+    /// ``RunwayError/invalidRequest(reason:)``, as an item the server will never take does.
+    func removeUnreadable(_ rows: [OutboxStore.Unreadable]) async {
+        for row in rows {
+            do {
+                try await store.removeRow(row.seq)
+            } catch {
+                logger.error("outbox could not update its items", metadata: ["error": "\(error)"])
+                await bell.wait(timeout: policy.baseBackoff)
+                return
+            }
+            logger.error(
+                "outbox: an item's stored row could not be read; it is removed",
+                metadata: ["seq": "\(row.seq)", "item": "\(row.item?.id ?? "?")", "reason": "\(row.reason)"])
+            if let item = row.item {
+                emit(item, .failed(.invalidRequest(reason: "its stored request could not be read (\(row.reason))")))
+            }
+        }
     }
 
     /// One try of `stored`, for the sign-in it was made under.

@@ -27,7 +27,8 @@ public struct OutboxItem: Sendable, Hashable, Identifiable {
         /// The server answered with success; the item has left the outbox.
         case done(RawResponse)
         /// It will never succeed (a 4xx other than 408, 409, 425 and 429, a request the server
-        /// cannot take, too many failed tries, or dropped at a sign-out); it has left the outbox.
+        /// cannot take, too many failed tries, dropped at a sign-out, or its stored row can no
+        /// longer be read); it has left the outbox.
         case failed(RunwayError)
     }
 }

@@ -21,6 +21,21 @@ final class OutboxStore: Sendable {
         var notBefore: Int64?
     }
 
+    /// A row that cannot be read as an item (a damaged or tampered file): what could be read of it.
+    struct Unreadable: Error, Sendable {
+        var seq: Int64
+        /// The item, when the fields that name it could be read.
+        var item: OutboxItem?
+        /// Which field could not be read, and why.
+        var reason: String
+    }
+
+    /// The first item of each queue: those ready to send, and the rows that cannot be read.
+    struct Heads: Sendable {
+        var ready: [Stored] = []
+        var unreadable: [Unreadable] = []
+    }
+
     static let folder = "outbox"
 
     let pool: DatabasePool
@@ -100,8 +115,9 @@ final class OutboxStore: Sendable {
         }
     }
 
-    /// The first item of each queue made under `signIn`, skipping the queues in `busy`.
-    func heads(signIn: Int64, excluding busy: Set<String>) async throws -> [Stored] {
+    /// The first item of each queue made under `signIn`, skipping the queues in `busy`; a first
+    /// row that cannot be read is among ``Heads/unreadable`` (its queue waits behind it).
+    func heads(signIn: Int64, excluding busy: Set<String>) async throws -> Heads {
         try await pool.read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -111,8 +127,21 @@ final class OutboxStore: Sendable {
                     ) ORDER BY seq
                     """,
                 arguments: [signIn])
-            return rows.compactMap(Self.stored).filter { !busy.contains($0.item.queue) }
+            var heads = Heads()
+            for row in rows {
+                switch Self.read(row) {
+                case .success(let stored) where !busy.contains(stored.item.queue): heads.ready.append(stored)
+                case .success: continue
+                case .failure(let unreadable): heads.unreadable.append(unreadable)
+                }
+            }
+            return heads
         }
+    }
+
+    /// Removes the row `seq` (one that cannot be read).
+    func removeRow(_ seq: Int64) async throws {
+        try await pool.write { db in try db.execute(sql: "DELETE FROM item WHERE seq = ?", arguments: [seq]) }
     }
 
     /// Every stored item made under a sign-in before `signIn`: the held ones.
@@ -178,19 +207,31 @@ final class OutboxStore: Sendable {
         }
     }
 
-    /// A stored row as an item; `nil` (and left for the caller to skip) when a field cannot be read.
+    /// A stored row as an item; `nil` when a field cannot be read (such a row is dealt with when
+    /// it heads its queue: ``heads(signIn:excluding:)``).
+    private static func stored(_ row: Row) -> Stored? { try? read(row).get() }
+
+    /// A stored row as an item, or what could be read of it and which field could not.
     /// Read with GRDB's throwing `decode`: its subscripts trap on a value of another type (a
     /// text column holding bytes that are not UTF-8, in a tampered file).
-    private static func stored(_ row: Row) -> Stored? {
+    private static func read(_ row: Row) -> Result<Stored, Unreadable> {
         func field<Value: DatabaseValueConvertible>(_ name: String) throws -> Value {
             try row.decode(Value.self, forColumn: name)
         }
+        func unreadable(_ reason: String) -> Result<Stored, Unreadable> {
+            let item = try? OutboxItem(
+                id: field("id"), queue: field("queue"), apiName: field("name"),
+                enqueued: Date(timeIntervalSince1970: Double(field("enqueued_ms") as Int64) / 1000))
+            // `seq` is the row id: SQLite keeps nothing but an integer there.
+            return .failure(Unreadable(seq: (try? field("seq")) ?? 0, item: item, reason: reason))
+        }
         do {
-            guard let method = HTTPRequest.Method(try field("method") as String),
-                let encoding = OutboxRequest.encoding(named: try field("encoding")),
-                let headers = OutboxRequest.headers(stored: try field("headers")),
-                let params = (try? JSON(parsing: try field("params") as Data))?.objectValue
-            else { return nil }
+            guard let method = HTTPRequest.Method(try field("method") as String) else { return unreadable("method") }
+            guard let encoding = OutboxRequest.encoding(named: try field("encoding")) else { return unreadable("encoding") }
+            guard let headers = OutboxRequest.headers(stored: try field("headers")) else { return unreadable("headers") }
+            guard let params = (try? JSON(parsing: try field("params") as Data))?.objectValue else {
+                return unreadable("params")
+            }
             let enqueued: Int64 = try field("enqueued_ms")
             let timeout: Int64 = try field("timeout_ms")
             let request = OutboxRequest(
@@ -200,11 +241,12 @@ final class OutboxStore: Sendable {
             let item = OutboxItem(
                 id: try field("id"), queue: try field("queue"), apiName: request.name,
                 enqueued: Date(timeIntervalSince1970: Double(enqueued) / 1000))
-            return Stored(
-                seq: try field("seq"), item: item, request: request, signIn: try field("signin"),
-                attempts: try field("attempts"), notBefore: try field("not_before_ms"))
+            return .success(
+                Stored(
+                    seq: try field("seq"), item: item, request: request, signIn: try field("signin"),
+                    attempts: try field("attempts"), notBefore: try field("not_before_ms")))
         } catch {
-            return nil
+            return unreadable("\(error)")
         }
     }
 }

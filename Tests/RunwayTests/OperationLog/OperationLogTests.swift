@@ -253,6 +253,32 @@ struct OperationLogTests {
         }
     }
 
+    @Test("An event whose row cannot be read (a tampered file) leaves the queue counted and logged; the events around it are uploaded")
+    func unreadableRowDoesNotStopUploads() async throws {
+        try await withCollector { fixture in
+            // Batches of 30 and an hour's maximum age: the three wait in the queue.
+            let (log, _) = try fixture.openLog()
+            var ids: [String] = []
+            for index in 0..<3 { ids.append(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
+            await log.close()
+            let url = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
+            let file = try DatabaseQueue(path: url.path)
+            // A name that is not UTF-8: GRDB's subscript would trap on it, its throwing decode fails.
+            let tampered = ids[1]
+            try await file.write { db in try db.execute(sql: "UPDATE event SET name = X'FF' WHERE id = ?", arguments: [tampered]) }
+            try file.close()
+
+            let (relaunched, _) = try fixture.openLog()
+            // The bound only ends a failing run (every claim failing) instead of the suite's limit.
+            try await relaunched.flush(within: .seconds(120))
+            #expect(Set(try await fixture.store.allEventIDs()) == [ids[0], ids[2]])
+            let status = try await relaunched.status()
+            #expect(status.unreadable == 1 && status.uploaded == 2 && status.pending == 0 && status.inFlight == 0, "\(status)")
+            #expect(fixture.log.lines.contains { $0.level == .error && $0.message.contains("could not be read") })
+            await relaunched.close()
+        }
+    }
+
     @Test("The queue lives in application support, excluded from backups")
     func queueIsExcludedFromBackups() async throws {
         try await withCollector { fixture in

@@ -26,7 +26,7 @@ struct OutboxBackoffTests {
                 return item
             }
             let store = try OutboxStore(container: setting.container, name: policy.databaseName, logger: .init(label: "test"))
-            let head = try #require(try await store.heads(signIn: 0, excluding: []).first)
+            let head = try #require(try await store.heads(signIn: 0, excluding: []).ready.first)
             #expect(head.item.id == item.id && head.attempts == 1)
             let wait = try #require(head.notBefore) - BootClock.nowMilliseconds()
             #expect(wait > 1_700_000 && wait <= 3_600_000, "about half an hour to an hour left: \(wait) ms")
