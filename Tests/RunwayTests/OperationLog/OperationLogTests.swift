@@ -265,7 +265,9 @@ struct OperationLogTests {
             let file = try DatabaseQueue(path: url.path)
             // A name that is not UTF-8: GRDB's subscript would trap on it, its throwing decode fails.
             let tampered = ids[1]
-            try await file.write { db in try db.execute(sql: "UPDATE event SET name = X'FF' WHERE id = ?", arguments: [tampered]) }
+            try await file.write { db in
+                try db.execute(sql: "UPDATE event SET name = X'FF' WHERE id = ?", arguments: [tampered])
+            }
             try file.close()
 
             let (relaunched, _) = try fixture.openLog()
