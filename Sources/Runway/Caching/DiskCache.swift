@@ -61,24 +61,25 @@ public import RunwayStorage
     /// file I/O never occupy a thread of Swift's cooperative pool, and reads queued after writes
     /// see them.
     ///
-    /// A tier to be made new (no file yet) starts with the queue inactive, its making queued
-    /// first: the first work queued (a store, a removal, a wait) sets it going. A cold launch
-    /// makes the database once its first answer is stored, not while that first load runs
-    /// (on a device with few cores the making took CPU from it, measured in
-    /// `Benchmarks/README.md`), and an app that stores nothing makes no file.
+    /// A tier to be made new (no file yet) queues its making with the first work asked of it (a
+    /// store, a removal, a wait), ahead of that work: a cold launch makes the database once its
+    /// first answer is stored, not while that first load runs (on a device with few cores the
+    /// making took CPU from it, measured in `Benchmarks/README.md`), and an app that stores
+    /// nothing makes no file. (Not an inactive queue: releasing one traps in libdispatch.)
     @_spi(Benchmarks) public var queue: DispatchQueue {
-        if waitsForFirstWork.withLock({ waits in
-            defer { waits = false }
-            return waits
-        }) {
-            inactiveUntilUsed.activate()
+        opensAtFirstWork.withLock { opens in
+            guard opens else { return }
+            opens = false
+            // Under the lock: whoever gets the queue after this finds the opening ahead of its work.
+            workQueue.async { [self] in openNow() }
         }
-        return inactiveUntilUsed
+        return workQueue
     }
-    /// ``queue``, made inactive when the tier is made new.
-    private let inactiveUntilUsed: DispatchQueue
-    /// Whether ``queue`` is still inactive, waiting for its first work.
-    let waitsForFirstWork: Locked<Bool>
+    private let workQueue = DispatchQueue(label: "runway.cache.disk", qos: .utility)
+    /// Whether the opening waits for the first work asked of ``queue``.
+    let opensAtFirstWork: Locked<Bool>
+    /// Runs on the queue before the opening: where a test holds it.
+    private let beforeOpening: (@Sendable () -> Void)?
     private let trimScheduled = Locked(false)
     /// Reads waiting to be recorded: a read stays a read, and recency is written with the next
     /// write (or before a trim, which is the only thing that needs it).
@@ -107,28 +108,30 @@ public import RunwayStorage
         let isNew = !FileManager.default.fileExists(atPath: database.path)
         self.init(
             container: container, limits: limits, logger: logger, migrator: DiskCacheSchema.migrator(),
-            phase: .opening(isNew: isNew), inactiveUntilUsed: isNew)
-        // Queued before any other work; a new tier's queue runs it once work is queued behind it.
-        inactiveUntilUsed.async { [self] in
-            beforeOpening?()
-            do {
-                let opened = try Self.open(container: container, migrator: migrator, blobs: blobs, logger: logger)
-                totalSize.withLock { $0 = opened.size }
-                phase.withLock { $0 = .open(opened.pool) }
-            } catch {
-                logger.error("runway cache: the disk cache could not be opened; only memory is used", metadata: ["error": "\(error)"])
-                phase.withLock { $0 = .failed(error) }
-            }
+            phase: .opening(isNew: isNew), opensAtFirstWork: true, beforeOpening: beforeOpening)
+        // A file already there opens at once: the first lookup waits for it.
+        if !isNew { _ = queue }
+    }
+
+    /// Opens the database, on ``queue``, ahead of every other work queued there.
+    private func openNow() {
+        beforeOpening?()
+        do {
+            let opened = try Self.open(container: container, migrator: migrator, blobs: blobs, logger: logger)
+            totalSize.withLock { $0 = opened.size }
+            phase.withLock { $0 = .open(opened.pool) }
+        } catch {
+            logger.error("runway cache: the disk cache could not be opened; only memory is used", metadata: ["error": "\(error)"])
+            phase.withLock { $0 = .failed(error) }
         }
     }
 
     private init(
         container: Container, limits: Limits, logger: Logger, migrator: DatabaseMigrator,
-        phase: Phase, inactiveUntilUsed: Bool = false
+        phase: Phase, opensAtFirstWork: Bool = false, beforeOpening: (@Sendable () -> Void)? = nil
     ) {
-        self.inactiveUntilUsed = DispatchQueue(
-            label: "runway.cache.disk", qos: .utility, attributes: inactiveUntilUsed ? .initiallyInactive : [])
-        waitsForFirstWork = Locked(inactiveUntilUsed)
+        self.opensAtFirstWork = Locked(opensAtFirstWork)
+        self.beforeOpening = beforeOpening
         self.limits = limits
         self.logger = logger
         self.container = container

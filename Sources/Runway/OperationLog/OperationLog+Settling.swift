@@ -114,14 +114,22 @@ extension OperationLog {
         return milliseconds.isFinite && abs(milliseconds) < 0x1p62 ? Int64(milliseconds) : 0
     }
 
-    func resolveFlushes(lowestQueued: Int64?) {
+    /// Ends the flushes whose events `queued` shows gone (``settles(_:in:)``).
+    func resolveFlushes(_ queued: OperationLogQueue.State) {
         let done = state.withLock { state -> [FlushWaiter] in
-            let lowest = lowestQueued ?? .max
-            let done = state.flushes.filter { $0.through < lowest }
-            state.flushes.removeAll { $0.through < lowest }
+            let done = state.flushes.filter { Self.settles($0.through, in: queued) }
+            state.flushes.removeAll { Self.settles($0.through, in: queued) }
             return done
         }
         for flush in done { flush.continuation.resume() }
+    }
+
+    /// Whether `queued`, the queue as the uploader read it, shows every event up to sequence
+    /// `through` gone: it saw them queued (a state read before a flush's events were committed
+    /// shows them neither queued nor gone — an empty queue then ended a flush whose event was
+    /// never sent) and none of them is left.
+    static func settles(_ through: Int64, in queued: OperationLogQueue.State) -> Bool {
+        through <= queued.highestSequence && through < (queued.lowestSequence ?? .max)
     }
 
     func failFlushes(with error: RunwayError) {

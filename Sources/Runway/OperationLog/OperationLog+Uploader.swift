@@ -42,7 +42,7 @@ extension OperationLog {
                 await uploaderBell.wait(timeout: policy.baseBackoff)
                 continue
             }
-            resolveFlushes(lowestQueued: queued.lowestSequence)
+            resolveFlushes(queued)
             let now = BootClock.nowMilliseconds()
             let path = engine.network?.path
             let step = schedule.next(

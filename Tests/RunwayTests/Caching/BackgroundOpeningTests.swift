@@ -65,8 +65,8 @@ struct BackgroundOpeningTests {
             var inMemory = AdHocAPI(path: "/echo/memory")
             inMemory.cachePolicy = .memory(lifetime: .seconds(600))
             _ = try await APIManager(inMemory, engine: harness.engine).load()
-            // Its queue never set going: an inactive dispatch queue runs nothing.
-            #expect(cache.disk?.waitsForFirstWork.withLock { $0 } == true)
+            // Its opening not queued yet: nothing was asked of the disk queue.
+            #expect(cache.disk?.opensAtFirstWork.withLock { $0 } == true)
             #expect(!opened.withLock { $0 })
             #expect(!FileManager.default.fileExists(atPath: database.path), "no file while nothing was stored")
             _ = try await APIManager(cachedAPI(), engine: harness.engine).load(with: ["q": "1"])
@@ -75,6 +75,21 @@ struct BackgroundOpeningTests {
             #expect(FileManager.default.fileExists(atPath: database.path))
             #expect(cache.disk?.count == 1, "the first store, queued behind the making, reached the disk")
         }
+    }
+
+    @Test("a disk tier made for the first time and released without work makes no file and is freed")
+    func releasedWithoutWork() async throws {
+        let database = root.url.appendingPathComponent("Library/Caches/runway/http-cache.sqlite")
+        weak var released: ResponseCache?
+        weak var releasedTier: DiskCache?
+        do {
+            let cache = ResponseCache(openingInBackground: root.container)
+            released = cache
+            releasedTier = cache.disk
+            #expect(cache.memoryUsage.count == 0)
+        }
+        #expect(released == nil && releasedTier == nil, "nothing queued holds the cache or its disk tier")
+        #expect(!FileManager.default.fileExists(atPath: database.path))
     }
 
     @Test("a disk tier already on disk: the first load, looking while the tier opens, waits for the opening and is answered from disk, the server never asked again")
