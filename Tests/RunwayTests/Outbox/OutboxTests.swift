@@ -317,9 +317,9 @@ struct OutboxTests {
     @Test("A tampered row (a text field holding bytes that are not UTF-8) at the head of its queue is removed, never a trap and never a queue held behind it: the next item is sent")
     func tamperedRow() async throws {
         try await Self.withSetting { setting in
-            let second = try await setting.withOutbox(.asyncHTTPClient, serving: false) { outbox in
-                try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
-                return try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 1))
+            let (first, second) = try await setting.withOutbox(.asyncHTTPClient, serving: false) { outbox in
+                (try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0)),
+                 try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 1)))
             }
             let files = FileManager.default.enumerator(at: setting.folder, includingPropertiesForKeys: nil)?
                 .compactMap { $0 as? URL } ?? []
@@ -329,15 +329,38 @@ struct OutboxTests {
                 try db.execute(sql: "UPDATE item SET path = X'FF' WHERE seq = (SELECT min(seq) FROM item)")
             }
             try queue.close()
-            try await setting.withOutbox(.asyncHTTPClient, serving: true) { outbox in
-                // Subscribed first, then the items left read: an answer that came before the
-                // reading is not waited for. Held behind the unreadable head, it would never come.
+            // Opened offline, so that nothing is looked at before the test listens; then online.
+            let server = try await setting.startServer()
+            let transport = AsyncHTTPClientTransport()
+            let monitor = NetworkMonitor(path: .unreachable)
+            let engine = Engine(transport: transport, network: monitor)
+            try engine.register(
+                Service(id: "orders", baseURLs: [.release: server.baseURL], connection: .init(allowsInsecureHTTP: true)))
+            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+            let seen = try await withCleanup({
+                await outbox.close()
+                try? await transport.shutdown()
+                await server.stop()
+            }) {
                 let updates = outbox.updates()
+                let listed = try await outbox.items()
+                #expect(listed.map(\.id) == [second.id], "the unreadable item is never listed")
+                monitor.update(.wired)
+                // Held behind the unreadable head, the second item would never be answered.
+                let seen = await Self.read(updates) { Self.done($0).contains(second.id) }
                 let left = try await outbox.items()
-                #expect(left.allSatisfy { $0.id == second.id }, "the unreadable item is never listed")
-                if !left.isEmpty { _ = await Self.read(updates) { Self.done($0).contains(second.id) } }
-                #expect(try await outbox.items().isEmpty, "the unreadable row was removed, the next item answered")
+                #expect(left.isEmpty, "the unreadable row was removed, the next item answered")
+                return seen
             }
+            let failed = seen.compactMap { update -> (String, RunwayError)? in
+                if case .failed(let error) = update.state { (update.item.id, error) } else { nil }
+            }
+            #expect(failed.map(\.0) == [first.id], "the unreadable item failed, named as it was enqueued: \(failed)")
+            guard case .invalidRequest(let reason)? = failed.first?.1 else {
+                Issue.record("expected invalidRequest, got \(failed)")
+                return
+            }
+            #expect(reason.contains("path"), "the reason names the field: \(reason)")
             #expect(try await setting.ledger.orders().map(\.key) == [second.id], "only the readable item reached the server")
         }
     }
