@@ -5,6 +5,10 @@ import RunwayServer
 /// A throwaway PostgreSQL cluster for one test: `initdb` into a temporary folder, `pg_ctl start`
 /// on a free loopback port, `pg_ctl stop -m immediate` and the folder removed at the end.
 ///
+/// Each cluster's folder names the test process that made it (`owner`): a run killed before its
+/// clusters were stopped leaves them running, and the next start stops and removes those whose
+/// process is gone (``sweepAbandoned()``).
+///
 /// PostgreSQL refuses to run as root, so as root its programs run as the `postgres` user (which
 /// Debian's `postgresql` package creates; `Scripts/test` installs it) through `runuser`.
 public struct PostgresCluster: Sendable {
@@ -44,8 +48,10 @@ public struct PostgresCluster: Sendable {
         guard let binaries = binaries() else {
             throw Unavailable(description: "PostgreSQL is not installed (Scripts/test installs Debian's postgresql package)")
         }
-        let folder = URL(fileURLWithPath: "/tmp/runway-pg-\(UUID().uuidString.prefix(8))")
+        await sweepAbandoned()
+        let folder = URL(fileURLWithPath: "\(folderPrefix)\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("\(getpid())".utf8).write(to: folder.appendingPathComponent(ownerFile))
         let asPostgresUser = geteuid() == 0
         if asPostgresUser {
             try await run("/bin/chown", ["postgres:postgres", folder.path], asPostgresUser: false)
@@ -91,6 +97,41 @@ public struct PostgresCluster: Sendable {
         }
         try? FileManager.default.removeItem(at: folder)
         throw failure ?? Unavailable(description: "the server did not start")
+    }
+
+    /// Where clusters live: `/tmp/runway-pg-` and eight characters.
+    static let folderPrefix = "/tmp/runway-pg-"
+    /// The file in a cluster's folder naming the process that made it.
+    static let ownerFile = "owner"
+
+    /// Stops and removes every cluster whose owning test process is gone: what a killed run left
+    /// running. A cluster of a process still running (another test, another run) is left alone.
+    public static func sweepAbandoned() async {
+        let root = URL(fileURLWithPath: "/tmp")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        for name in names where "/tmp/\(name)".hasPrefix(folderPrefix) {
+            let folder = root.appendingPathComponent(name)
+            guard let text = try? String(contentsOf: folder.appendingPathComponent(ownerFile), encoding: .utf8),
+                let owner = Int32(text), !isRunning(owner)
+            else { continue }
+            await abandoned(at: folder).stop()
+        }
+    }
+
+    /// Whether process `pid` exists and has not exited (signal 0 checks without sending
+    /// anything; an exited process nobody has reaped yet is a zombie in `/proc`).
+    public static func isRunning(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return true }
+        return stat[afterName.upperBound...].first != "Z"
+    }
+
+    /// A cluster found in `folder`, to be stopped (its port is not needed for that).
+    static func abandoned(at folder: URL) -> PostgresCluster {
+        PostgresCluster(
+            folder: folder, port: 0, binaries: binaries() ?? URL(fileURLWithPath: "/usr/bin"), asPostgresUser: geteuid() == 0)
     }
 
     /// A client configuration for the cluster's `postgres` database.

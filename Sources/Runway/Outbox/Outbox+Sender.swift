@@ -71,7 +71,9 @@ extension Outbox {
     func removeUnreadable(_ rows: [OutboxStore.Unreadable]) async {
         for row in rows {
             do {
-                try await store.removeRow(row.seq)
+                // A row that was not there to remove would come back as the same head: wait
+                // instead of turning round at once.
+                guard try await store.removeRow(row.seq) else { throw OutboxError.storage(reason: "row \(row.seq) not found") }
             } catch {
                 logger.error("outbox could not update its items", metadata: ["error": "\(error)"])
                 await bell.wait(timeout: policy.baseBackoff)

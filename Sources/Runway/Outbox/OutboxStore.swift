@@ -139,9 +139,12 @@ final class OutboxStore: Sendable {
         }
     }
 
-    /// Removes the row `seq` (one that cannot be read).
-    func removeRow(_ seq: Int64) async throws {
-        try await pool.write { db in try db.execute(sql: "DELETE FROM item WHERE seq = ?", arguments: [seq]) }
+    /// Removes the row `seq` (one that cannot be read); whether there was one.
+    func removeRow(_ seq: Int64) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM item WHERE seq = ?", arguments: [seq])
+            return db.changesCount > 0
+        }
     }
 
     /// Every stored item made under a sign-in before `signIn`: the held ones.
