@@ -151,14 +151,14 @@ final class OutboxStore: Sendable {
     func held(before signIn: Int64) async throws -> [OutboxItem] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.stored).map(\.item)
+                .compactMap(Self.item)
         }
     }
 
     /// Every stored item, in order.
     func all() async throws -> [OutboxItem] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM item ORDER BY seq").compactMap(Self.stored).map(\.item)
+            try Row.fetchAll(db, sql: "SELECT * FROM item ORDER BY seq").compactMap(Self.item)
         }
     }
 
@@ -170,7 +170,7 @@ final class OutboxStore: Sendable {
         try pool.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('signin', ?)", arguments: [signIn])
             let earlier = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.stored).map(\.item)
+                .compactMap(Self.item)
             if dropEarlier { try db.execute(sql: "DELETE FROM item WHERE signin < ?", arguments: [signIn]) }
             return earlier
         }
@@ -180,7 +180,7 @@ final class OutboxStore: Sendable {
     func adopt(into signIn: Int64) async throws -> [OutboxItem] {
         try await pool.write { db in
             let adopted = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.stored).map(\.item)
+                .compactMap(Self.item)
             try db.execute(sql: "UPDATE item SET signin = ? WHERE signin < ?", arguments: [signIn, signIn])
             return adopted
         }
@@ -190,7 +190,7 @@ final class OutboxStore: Sendable {
     func discard(before signIn: Int64) async throws -> [OutboxItem] {
         try await pool.write { db in
             let removed = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.stored).map(\.item)
+                .compactMap(Self.item)
             try db.execute(sql: "DELETE FROM item WHERE signin < ?", arguments: [signIn])
             return removed
         }
@@ -210,9 +210,15 @@ final class OutboxStore: Sendable {
         }
     }
 
-    /// A stored row as an item; `nil` when a field cannot be read (such a row is dealt with when
-    /// it heads its queue: ``heads(signIn:excluding:)``).
-    private static func stored(_ row: Row) -> Stored? { try? read(row).get() }
+    /// The item a stored row holds, as lists and sign-outs report it: also one whose request
+    /// cannot be read, when the fields naming it can (it fails when it heads its queue,
+    /// ``heads(signIn:excluding:)``); `nil` only when not even those can be read.
+    private static func item(_ row: Row) -> OutboxItem? {
+        switch read(row) {
+        case .success(let stored): stored.item
+        case .failure(let unreadable): unreadable.item
+        }
+    }
 
     /// A stored row as an item, or what could be read of it and which field could not.
     /// Read with GRDB's throwing `decode`: its subscripts trap on a value of another type (a
