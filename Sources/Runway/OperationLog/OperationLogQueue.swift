@@ -169,6 +169,10 @@ final class OperationLogQueue: Sendable {
     /// The key of the oldest claimed batch not in `excluding`, or of the pending events claimed
     /// now (``claim(limit:byteBudget:excluding:)``); `nil` when nothing is left.
     private static func claimKey(limit: Int, byteBudget: Int, excluding: Set<String>, in db: Database) throws -> String? {
+        // A batch key that is not text (a tampered file) reads back as other text, which matches
+        // none of its events: they would never be sent. They go back to the pending ones, to be
+        // claimed under a new key.
+        try db.execute(sql: "UPDATE event SET batch = NULL WHERE batch IS NOT NULL AND typeof(batch) != 'text'")
         var key = try String.fetchAll(
             db, sql: "SELECT batch FROM event WHERE batch IS NOT NULL GROUP BY batch ORDER BY min(seq)"
         ).first { !excluding.contains($0) }

@@ -281,6 +281,29 @@ struct OperationLogTests {
         }
     }
 
+    @Test("A claimed batch whose key in the file is not text (tampered) goes again under a new key; nothing is lost")
+    func tamperedBatchKeyIsClaimedAgain() async throws {
+        try await withCollector { fixture in
+            let (log, _) = try fixture.openLog()
+            var ids: [String] = []
+            for index in 0..<2 { ids.append(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
+            await log.close()
+            let url = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
+            let file = try DatabaseQueue(path: url.path)
+            // As if a batch had been claimed, its key then damaged: bytes that are not UTF-8.
+            try await file.write { db in try db.execute(sql: "UPDATE event SET batch = X'FF'") }
+            try file.close()
+
+            let (relaunched, _) = try fixture.openLog()
+            // The bound only ends a failing run (every claim failing) instead of the suite's limit.
+            try await relaunched.flush(within: .seconds(120))
+            #expect(Set(try await fixture.store.allEventIDs()) == Set(ids))
+            let status = try await relaunched.status()
+            #expect(status.uploaded == 2 && status.pending == 0 && status.inFlight == 0, "\(status)")
+            await relaunched.close()
+        }
+    }
+
     @Test("The queue lives in application support, excluded from backups")
     func queueIsExcludedFromBackups() async throws {
         try await withCollector { fixture in
