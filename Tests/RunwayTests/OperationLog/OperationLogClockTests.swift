@@ -65,10 +65,7 @@ struct OperationLogClockTests {
             await #expect(throws: OperationLogError.self) { try await first.flush() }
             await first.close()
             // As if the device rebooted: the stored boot is another one.
-            let file = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
-            let queue = try DatabaseQueue(path: file.path)
-            try await queue.write { db in try db.execute(sql: "UPDATE meta SET value = 'an-earlier-boot' WHERE key = 'boot'") }
-            try queue.close()
+            try await fixture.alterQueueFile("UPDATE meta SET value = 'an-earlier-boot' WHERE key = 'boot'")
 
             let (second, _) = try fixture.openLog()
             try await second.flush(within: .seconds(60))

@@ -256,19 +256,9 @@ struct OperationLogTests {
     @Test("An event whose row cannot be read (a tampered file) leaves the queue counted and logged; the events around it are uploaded")
     func unreadableRowDoesNotStopUploads() async throws {
         try await withCollector { fixture in
-            // Batches of 30 and an hour's maximum age: the three wait in the queue.
-            let (log, _) = try fixture.openLog()
-            var ids: [String] = []
-            for index in 0..<3 { ids.append(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
-            await log.close()
-            let url = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
-            let file = try DatabaseQueue(path: url.path)
+            let ids = try await fixture.queueAndClose(3)
             // A name that is not UTF-8: GRDB's subscript would trap on it, its throwing decode fails.
-            let tampered = ids[1]
-            try await file.write { db in
-                try db.execute(sql: "UPDATE event SET name = X'FF' WHERE id = ?", arguments: [tampered])
-            }
-            try file.close()
+            try await fixture.alterQueueFile("UPDATE event SET name = X'FF' WHERE id = ?", arguments: [ids[1]])
 
             let (relaunched, _) = try fixture.openLog()
             // The bound only ends a failing run (every claim failing) instead of the suite's limit.
@@ -284,18 +274,12 @@ struct OperationLogTests {
     @Test("A claimed batch whose key in the file is not text (tampered) goes again under a new key; nothing is lost")
     func tamperedBatchKeyIsClaimedAgain() async throws {
         try await withCollector { fixture in
-            let (log, _) = try fixture.openLog()
-            var ids: [String] = []
-            for index in 0..<2 { ids.append(try await log.recordCommitted("tap", payload: ["n": .int(index)])) }
-            await log.close()
-            let url = try fixture.container.url(for: "operation-log/queue.sqlite", in: .applicationSupport)
-            let file = try DatabaseQueue(path: url.path)
+            let ids = try await fixture.queueAndClose(2)
             // As if a batch had been claimed, its key then damaged: bytes that are not UTF-8.
-            try await file.write { db in try db.execute(sql: "UPDATE event SET batch = X'FF'") }
-            try file.close()
+            try await fixture.alterQueueFile("UPDATE event SET batch = X'FF'")
 
             let (relaunched, _) = try fixture.openLog()
-            // The bound only ends a failing run (every claim failing) instead of the suite's limit.
+            // The bound only ends a failing run (its events never sent) instead of the suite's limit.
             try await relaunched.flush(within: .seconds(120))
             #expect(Set(try await fixture.store.allEventIDs()) == Set(ids))
             let status = try await relaunched.status()
