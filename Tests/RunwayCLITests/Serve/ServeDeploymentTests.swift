@@ -52,10 +52,11 @@ struct ServeDeploymentTests {
         return (Int(response.status.code), try? JSON(parsing: Data(buffer: bytes)))
     }
 
-    /// The server's `/metrics`, as Prometheus reads it.
+    /// The server's `/metrics`, as Prometheus reads it. The bound only ends a failing run: the
+    /// server runs at a low priority, and a loaded machine may keep it waiting long.
     static func metricsText(port: Int) async throws -> String {
         let response = try await HTTPClient.shared.execute(
-            HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(30))
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(120))
         return String(buffer: try await response.body.collect(upTo: 1 << 20))
     }
 
@@ -250,6 +251,8 @@ struct ServeDeploymentTests {
         // could still be unread, and a drain closes such an idle connection without an answer.)
         let inFlight = #"http_server_active_requests{http_request_method="POST"} 1"#
         while try await !Self.metricsText(port: port).contains(inFlight) {
+            // A pause between polls, not the signal: asking back to back would take the CPU the
+            // low-priority server needs to read the POST.
             try await Task.sleep(for: .milliseconds(25))
         }
         #expect(kill(process.processIdentifier, SIGTERM) == 0)
