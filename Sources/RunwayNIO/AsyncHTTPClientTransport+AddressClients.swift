@@ -4,7 +4,8 @@ import Runway
 
 /// The clients a transport makes on demand: one per chosen address (connections go there
 /// instead of resolving the host, the least recently used evicted past a limit) and one per set
-/// of pins, each checking every new connection after its TLS handshake.
+/// of pins, each checking every new connection after its TLS handshake. Over the transport's own
+/// clients, each is one client per event loop, as the shared one is (`SharedClient.Made`).
 extension AsyncHTTPClientTransport {
     /// What a client made on demand is for.
     struct ClientKey: Hashable {
@@ -18,7 +19,8 @@ extension AsyncHTTPClientTransport {
     /// client is shut down only once its last request has ended, so eviction never cancels a
     /// load in flight.
     struct MadeClients {
-        var clients: [ClientKey: HTTPClient] = [:]
+        /// Each key's clients: one per event loop, or one for every loop over an app's client.
+        var clients: [ClientKey: [HTTPClient]] = [:]
         /// The keys of the address clients, least recently used first.
         var order: [ClientKey] = []
         /// Requests running on each client.
@@ -27,7 +29,7 @@ extension AsyncHTTPClientTransport {
         var retiring: [ObjectIdentifier: HTTPClient] = [:]
 
         /// Every client made and not yet shut down.
-        var all: [HTTPClient] { Array(clients.values) + Array(retiring.values) }
+        var all: [HTTPClient] { clients.values.flatMap(\.self) + Array(retiring.values) }
 
         /// One more request on `client`.
         mutating func take(_ client: HTTPClient) {
@@ -42,15 +44,17 @@ extension AsyncHTTPClientTransport {
             return left > 0 ? nil : retiring.removeValue(forKey: id)
         }
 
-        /// Removes `key`'s client; the client when no request runs on it, to be shut down now.
-        mutating func evict(_ key: ClientKey) -> HTTPClient? {
-            guard let client = clients.removeValue(forKey: key) else { return nil }
-            let id = ObjectIdentifier(client)
-            guard inFlight[id] == nil else {
-                retiring[id] = client
-                return nil
+        /// Removes `key`'s clients; those no request runs on, to be shut down now.
+        mutating func evict(_ key: ClientKey) -> [HTTPClient] {
+            guard let evicted = clients.removeValue(forKey: key) else { return [] }
+            return evicted.filter { client in
+                let id = ObjectIdentifier(client)
+                guard inFlight[id] == nil else {
+                    retiring[id] = client
+                    return false
+                }
+                return true
             }
-            return client
         }
     }
 
@@ -61,14 +65,15 @@ extension AsyncHTTPClientTransport {
         let counted: Bool
     }
 
-    /// The client for a request to `host` that connects to `address` (or resolves the host) and
-    /// checks `pins`; the shared client when it does neither. A made client keeps the transport's
-    /// settings; `dnsOverride` maps the host to the address, so the `Host` field, SNI and
-    /// certificate validation stay on the host name. Give the lease back with ``release(_:)``.
+    /// The client of loop `index` for a request to `host` that connects to `address` (or
+    /// resolves the host) and checks `pins`; the shared one when it does neither. A made client
+    /// keeps the transport's settings; `dnsOverride` maps the host to the address, so the `Host`
+    /// field, SNI and certificate validation stay on the host name. Give the lease back with
+    /// ``release(_:)``.
     func lease(
-        for host: String, connectingTo address: String?, pins: PublicKeyPins?, shared: SharedClient.Made
+        for host: String, connectingTo address: String?, pins: PublicKeyPins?, shared: SharedClient.Made, on index: Int
     ) throws -> ClientLease {
-        guard address != nil || pins != nil else { return ClientLease(client: shared.client, counted: false) }
+        guard address != nil || pins != nil else { return ClientLease(client: shared.client(on: index), counted: false) }
         // The host matters only to an address override; pins name their host themselves.
         let key = ClientKey(host: address == nil ? "" : host, address: address, pins: pins)
         let (leased, idle) = try madeClients.withLockedValue { made -> (HTTPClient, [HTTPClient]) in
@@ -76,22 +81,24 @@ extension AsyncHTTPClientTransport {
                 made.order.removeAll { $0 == key }
                 made.order.append(key)
             }
-            if let client = made.clients[key] {
-                made.take(client)
-                return (client, [])
+            let clients: [HTTPClient]
+            if let existing = made.clients[key] {
+                clients = existing
+            } else {
+                guard !isShutDown.withLockedValue({ $0 }) else {
+                    throw TransportFault.shutDown
+                }
+                clients = makeClients(for: host, connectingTo: address, pins: pins, like: shared)
+                made.clients[key] = clients
             }
-            guard !isShutDown.withLockedValue({ $0 }) else {
-                throw TransportFault.shutDown
-            }
-            let client = makeClient(for: host, connectingTo: address, pins: pins, on: shared.client.eventLoopGroup)
-            made.clients[key] = client
+            let client = clients.count > index ? clients[index] : clients[0]
             made.take(client)
             var idle: [HTTPClient] = []
             let limit = max(connections.maximumAddressClients, 1)
             if address != nil, made.order.count > limit {
                 let evicted = made.order.prefix(made.order.count - limit)
                 made.order.removeFirst(evicted.count)
-                idle = evicted.compactMap { made.evict($0) }
+                idle = evicted.flatMap { made.evict($0) }
             }
             return (client, idle)
         }
@@ -106,9 +113,11 @@ extension AsyncHTTPClientTransport {
         madeClients.withLockedValue { $0.give(lease.client) }?.shutdown { _ in }
     }
 
-    private func makeClient(
-        for host: String, connectingTo address: String?, pins: PublicKeyPins?, on group: any EventLoopGroup
-    ) -> HTTPClient {
+    /// The clients for `host`, `address` and `pins`: one per loop when `shared` is, otherwise one
+    /// on its group.
+    private func makeClients(
+        for host: String, connectingTo address: String?, pins: PublicKeyPins?, like shared: SharedClient.Made
+    ) -> [HTTPClient] {
         var clientConfiguration = Self.clientConfiguration(connections)
         let nameCheck = address.map { _ in HostNameCheck(host: host) }
         let pinCheck = pins.map(PinCheck.init)
@@ -123,7 +132,11 @@ extension AsyncHTTPClientTransport {
         if let address {
             clientConfiguration.dnsOverride = [host: address.hasPrefix("[") ? String(address.dropFirst().dropLast()) : address]
         }
-        return HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
+        guard shared.perLoop else {
+            return [HTTPClient(eventLoopGroupProvider: .shared(shared.group), configuration: clientConfiguration)]
+        }
+        return SharedClient.Made.clients(
+            clientConfiguration, connections: connections.maximumConnectionsPerHost, over: shared.loops)
     }
 
     /// How many clients for chosen addresses the transport keeps now (evicted ones still

@@ -20,8 +20,9 @@ public import Runway
 /// exchange, head and body, and a load's cancellation end it that way: the API's timeout is the
 /// only deadline (AsyncHTTPClient's own deadline — a second later, and stopping at the head — is
 /// set only where no engine watches the exchange, and no read timeout unless
-/// ``Connections/readTimeout`` asks for one). An API call's exchange runs on its host's event
-/// loop, where its pooled connections are made — on a less busy one while many run at once. It
+/// ``Connections/readTimeout`` asks for one). An exchange runs on its host's event loop,
+/// through the transport's client of that loop, whose pooled connections all live there — on
+/// a less busy loop while many run at once. It
 /// never follows redirects: a 3xx comes back as a response, and the `Engine` decides about the
 /// next hop. It lives in the `RunwayNIO` product so that an app using only `Runway` never links
 /// SwiftNIO.
@@ -59,8 +60,11 @@ public final class AsyncHTTPClientTransport: Transport {
         public var connectTimeout: TimeAmount
         /// HTTP/1.1 connections kept per host at most (AsyncHTTPClient's soft limit). Default 8, as
         /// AsyncHTTPClient recommends; raise it when many loads to one host run at once over
-        /// HTTP/1.1 (32 concurrent loads at 8 connections queue behind each other). HTTP/2
-        /// multiplexes loads over one connection, up to the server's stream limit.
+        /// HTTP/1.1 (32 concurrent loads at 8 connections queue behind each other). The
+        /// transport's own clients, one per event loop (so that an answer is handed over on the
+        /// loop that read it), share it between them: each loop keeps its share, and with fewer
+        /// connections than loops, only that many loops are used. HTTP/2 multiplexes loads over
+        /// one connection per loop in use, up to the server's stream limit.
         public var maximumConnectionsPerHost: Int
         /// The most clients kept for chosen addresses (one per host and address an
         /// `EndpointSelector` picks, as AsyncHTTPClient's `dnsOverride` is per client); past it
@@ -120,7 +124,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// request waits for what is left of it.
     public convenience init(connections: Connections = Connections()) {
         let configuration = Self.clientConfiguration(connections)
-        let shared = SharedClient { HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration) }
+        let perHost = connections.maximumConnectionsPerHost
+        let shared = SharedClient { SharedClient.Made(perLoop: configuration, connections: perHost) }
         self.init(shared: shared, owned: true, connections: connections)
     }
 
@@ -160,7 +165,7 @@ public final class AsyncHTTPClientTransport: Transport {
     deinit {
         guard !isShutDown.withLockedValue({ $0 }) else { return }
         // A client still being made is shut down by its maker once made.
-        if ownsShared, let client = shared.abandon() { client.shutdown { _ in } }
+        if ownsShared, let made = shared.abandon() { made.shutDownInBackground() }
         for made in madeClients.withLockedValue(\.all) { made.shutdown { _ in } }
     }
 
@@ -198,7 +203,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public func shutdown() async throws {
         isShutDown.withLockedValue { $0 = true }
         var firstError: (any Error)?
-        let own = ownsShared ? [await shared.made().client] : []
+        let own = ownsShared ? await shared.made().clients : []
         for owned in own + madeClients.withLockedValue(\.all) {
             do {
                 try await owned.shutdown()
@@ -248,19 +253,24 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
-    /// The client for `authority`: the shared one, or the one made for its chosen address or pins.
-    private func lease(for request: TransportRequest, authority: String, shared: SharedClient.Made) throws -> ClientLease {
+    /// The client for `authority`: the shared one of loop `index`, or the one made for its
+    /// chosen address or pins.
+    private func lease(
+        for request: TransportRequest, authority: String, shared: SharedClient.Made, on index: Int
+    ) throws -> ClientLease {
         // The host matters only to a chosen address; pins name their host themselves.
         let host = request.connectAddress == nil ? "" : AuthorityHost.of(authority)
-        return try lease(for: host, connectingTo: request.connectAddress, pins: request.pins, shared: shared)
+        return try lease(for: host, connectingTo: request.connectAddress, pins: request.pins, shared: shared, on: index)
     }
 
-    /// The event loop for an in-memory exchange with `authority`, which its connection is
-    /// preferred on; ``finish(on:)`` when the exchange ends. It is the host's own loop unless
-    /// another runs fewer exchanges now: one after another, a host's exchanges and its pooled
-    /// connection share a thread (asked for no loop in particular from a task, AsyncHTTPClient
-    /// takes the group's loops in turn, and an answer read on one loop was handed to an
-    /// exchange on another); many at once, they spread over every loop, as do their connections.
+    /// The event loop for an exchange with `authority`, and so the shared client it goes
+    /// through (the transport's own clients keep their connections on their loop; an app's
+    /// client prefers it); ``finish(on:)`` when the exchange ends. It is the host's own loop
+    /// unless another runs fewer exchanges now: one after another, a host's exchanges and its
+    /// pooled connection share a thread (asked for no loop in particular from a task,
+    /// AsyncHTTPClient takes the group's loops in turn, and an answer read on one loop was
+    /// handed to an exchange on another); many at once, they spread over every loop, as do
+    /// their connections.
     ///
     /// - returns: The loop, and its index for ``finish(on:)``; `nil` for a group with no loops.
     private func startExchange(with authority: String, on loops: [any EventLoop]) -> (loop: any EventLoop, index: Int)? {
@@ -302,12 +312,12 @@ public final class AsyncHTTPClientTransport: Transport {
         let outbound = made
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
         let sharedClient = await shared.made()
-        let lease = try self.lease(for: request, authority: authority, shared: sharedClient)
+        guard let placed = startExchange(with: authority, on: sharedClient.loops) else { throw TransportFault.internalFailure }
+        defer { finish(on: placed.index) }
+        let lease = try self.lease(for: request, authority: authority, shared: sharedClient, on: placed.index)
         defer { release(lease) }
         let delegate = SinkDelegate(sink: target)
         let client = lease.client
-        guard let placed = startExchange(with: authority, on: sharedClient.loops) else { throw TransportFault.internalFailure }
-        defer { finish(on: placed.index) }
         let loop = placed.loop
         // The engine ends the exchange at its deadline itself: no timer of AsyncHTTPClient's
         // beside it (arming and cancelling one took two more trips to the loop).
@@ -351,7 +361,10 @@ public final class AsyncHTTPClientTransport: Transport {
                     BodyChunks(body: content, progress: request.uploadProgress), length: .known(content.length))
             }
         }
-        let lease = try self.lease(for: request, authority: authority, shared: await shared.made())
+        let sharedClient = await shared.made()
+        guard let placed = startExchange(with: authority, on: sharedClient.loops) else { throw TransportFault.internalFailure }
+        defer { finish(on: placed.index) }
+        let lease = try self.lease(for: request, authority: authority, shared: sharedClient, on: placed.index)
         defer { release(lease) }
         let response = try await lease.client.execute(outbound, deadline: Self.backstop(request))
         // A client the app passed in may follow redirects by itself; its answer skipped the

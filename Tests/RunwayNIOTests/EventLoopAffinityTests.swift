@@ -1,10 +1,12 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
+import NIOCore
 import NIOPosix
 import Runway
 import RunwayDemoServer
-import RunwayNIO
+@testable import RunwayNIO
 import RunwayTestSupport
 import Testing
 
@@ -37,6 +39,24 @@ struct EventLoopAffinityTests {
         return request
     }
 
+    /// Sends `count` exchanges to gate `gate` at once, opens it once `heldAtServer` of them wait
+    /// there, and expects every one answered.
+    func sendThroughGate(
+        _ count: Int, _ gate: String, heldAtServer: Int, _ server: DemoServer, _ transport: AsyncHTTPClientTransport,
+        sink: any ResponseSink
+    ) async throws {
+        let waiting = server.probe.count(of: .gateWaiting)
+        try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            for _ in 0..<count {
+                let request = request(server, "/faults/gate/\(gate)", sink: sink)
+                group.addTask { try await transport.send(request).head.status }
+            }
+            await server.probe.wait(for: .gateWaiting, count: waiting + heldAtServer)
+            server.probe.openGate(gate)
+            for try await status in group { #expect(status == .ok) }
+        }
+    }
+
     @Test("every exchange with one host is handed its answer on the same event loop, however many loops the group has")
     func oneLoopPerHost() async throws {
         try await withServerAndTransport { server, transport in
@@ -58,21 +78,94 @@ struct EventLoopAffinityTests {
     func spreadWhenConcurrent() async throws {
         try await withServerAndTransport { server, transport in
             let sink = LoopRecordingSink()
-            let waiting = server.probe.count(of: .gateWaiting)
-            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-                for _ in 0..<2 {
-                    let request = request(server, "/faults/gate/both", sink: sink)
-                    group.addTask { try await transport.send(request).head.status }
-                }
-                // Both wait at the server, so both are in flight at once.
-                await server.probe.wait(for: .gateWaiting, count: waiting + 2)
-                server.probe.openGate("both")
-                for try await status in group { #expect(status == .ok) }
-            }
+            // Both wait at the server, so both are in flight at once.
+            try await sendThroughGate(2, "both", heldAtServer: 2, server, transport, sink: sink)
             let loops = sink.loops.withLockedValue { $0 }
             let available = Array(MultiThreadedEventLoopGroup.singleton.makeIterator()).count
             #expect(loops.count == 2)
             #expect(Set(loops).count == min(2, available), "two exchanges at once on \(Set(loops).count) of \(available) loops")
+        }
+    }
+
+    /// Counts the connections made and, per event loop, the reads on its stack now: a handler
+    /// first in each connection's pipeline marks the loop while the bytes it read go through.
+    final class ReadMarks: Sendable {
+        let reading = NIOLockedValueBox<[ObjectIdentifier: Int]>([:])
+        let connections = NIOLockedValueBox(0)
+
+        /// The marking handler, put first in each new connection's pipeline.
+        final class Marker: ChannelInboundHandler, Sendable {
+            typealias InboundIn = NIOAny
+            let marks: ReadMarks
+
+            init(_ marks: ReadMarks) { self.marks = marks }
+
+            func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+                let loop = ObjectIdentifier(context.eventLoop)
+                marks.reading.withLockedValue { $0[loop, default: 0] += 1 }
+                context.fireChannelRead(data)
+                marks.reading.withLockedValue { $0[loop, default: 1] -= 1 }
+            }
+        }
+
+        /// `configuration`, with every new connection marked.
+        func marking(_ configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
+            var configuration = configuration
+            configuration.http1_1ConnectionDebugInitializer = { channel in
+                self.connections.withLockedValue { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Marker(self), position: .first)
+                }
+            }
+            return configuration
+        }
+
+        /// Whether the calling thread is an event loop inside one of its connections' reads.
+        var insideARead: Bool {
+            guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
+            return reading.withLockedValue { ($0[ObjectIdentifier(loop)] ?? 0) > 0 }
+        }
+    }
+
+    /// Notes, for each head, whether it was handed over inside the read of its connection.
+    final class ReadCheckingSink: ResponseSink {
+        let marks: ReadMarks
+        let insideRead = NIOLockedValueBox<[Bool]>([])
+
+        init(_ marks: ReadMarks) { self.marks = marks }
+
+        func begin(_ head: HTTPResponse) throws {
+            let inside = marks.insideARead
+            insideRead.withLockedValue { $0.append(inside) }
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {}
+    }
+
+    /// AsyncHTTPClient hands a waiting request to the first connection that is free, on any
+    /// loop; with one client for the group, the answer of one that met a connection on another
+    /// loop was carried over to its own loop (a trip to another thread for the head, the body,
+    /// the end). The transport's own clients, one per loop, keep each answer where it was read.
+    @Test("with more exchanges in flight than connections, every answer is handed over inside its connection's read")
+    func answersStayOnTheirConnectionsLoop() async throws {
+        let server = try await DemoServer.start()
+        let marks = ReadMarks()
+        let connections = AsyncHTTPClientTransport.Connections(maximumConnectionsPerHost: 4)
+        let configuration = marks.marking(AsyncHTTPClientTransport.clientConfiguration(connections))
+        let shared = SharedClient { SharedClient.Made(perLoop: configuration, connections: 4) }
+        let transport = AsyncHTTPClientTransport(shared: shared, owned: true, connections: connections)
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let sink = ReadCheckingSink(marks)
+            let exchanges = 32
+            // As many wait at the server as there are connections; the rest wait for one.
+            try await sendThroughGate(exchanges, "queued", heldAtServer: 4, server, transport, sink: sink)
+            let inside = sink.insideRead.withLockedValue { $0 }
+            #expect(inside.count == exchanges)
+            #expect(inside.allSatisfy { $0 }, "\(inside.filter { !$0 }.count) of \(exchanges) answers were carried to another loop")
+            #expect(marks.connections.withLockedValue { $0 } <= 4, "the loops share the host's connections")
         }
     }
 

@@ -92,13 +92,11 @@ struct TransportLifecycleTests {
         }
     }
 
-    /// A client made on another thread once the test opens `gate`, as a transport makes its own.
+    /// Clients made on another thread once the test opens `gate`, as a transport makes its own.
     static func heldClient(until gate: DispatchSemaphore) -> SharedClient {
         SharedClient {
             gate.wait()
-            return HTTPClient(
-                eventLoopGroupProvider: .singleton,
-                configuration: AsyncHTTPClientTransport.clientConfiguration(.init()))
+            return SharedClient.Made(perLoop: AsyncHTTPClientTransport.clientConfiguration(.init()), connections: 8)
         }
     }
 
@@ -123,7 +121,7 @@ struct TransportLifecycleTests {
         }
     }
 
-    @Test("a transport released while its client is still being made shuts that client down once it is made")
+    @Test("a transport released while its clients are still being made shuts them down once they are made")
     func releasedWhileMaking() async throws {
         let gate = DispatchSemaphore(value: 0)
         let shared = Self.heldClient(until: gate)
@@ -133,10 +131,13 @@ struct TransportLifecycleTests {
             withExtendedLifetime(transport) {}
         }
         gate.signal()
-        let client = await shared.made().client
-        // Shut down by its maker: AsyncHTTPClient refuses a second shutdown. (Left running, it
-        // would trap when released in a debug build.)
-        await #expect(throws: HTTPClientError.alreadyShutdown) { try await client.shutdown() }
+        let clients = await shared.made().clients
+        #expect(!clients.isEmpty)
+        // Shut down by their maker: AsyncHTTPClient refuses a second shutdown. (Left running, a
+        // client would trap when released in a debug build.)
+        for client in clients {
+            await #expect(throws: HTTPClientError.alreadyShutdown) { try await client.shutdown() }
+        }
     }
 
     /// Sends once through a transport that goes out of scope without being shut down.
