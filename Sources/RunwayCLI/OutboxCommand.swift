@@ -14,8 +14,10 @@ struct OutboxCommand: AsyncParsableCommand {
     )
 
     /// Enqueues orders one after another (each committed before the next), printing
-    /// `enqueued <queue> <position> <key>` as each enqueue returns and `done <key>` as each is
-    /// answered; then waits until the outbox is empty and prints its summary as JSON.
+    /// `enqueued <queue> <position> <key>` as each enqueue returns, `done <key>` as each is
+    /// answered and `failed <key> <error>` as one is given up; then waits until the outbox is
+    /// empty and prints its summary as JSON: `{"left": 0}`, with `failed` (the items given up)
+    /// when there were any.
     struct Orders: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Enqueue orders, send them, and wait until every one is answered.")
@@ -69,11 +71,14 @@ struct OutboxCommand: AsyncParsableCommand {
             // Subscribed before the enqueues, so every answer after them is seen; what left
             // before the reading below is not waited for.
             var left = Set(try await outbox.items().map(\.id))
+            var failed: [String] = []
             if !left.isEmpty {
                 for await update in updates {
                     switch update.state {
                     case .done: Self.say("done \(update.item.id)")
-                    case .failed(let error): Self.say("failed \(update.item.id) \(error)")
+                    case .failed(let error):
+                        failed.append("\(update.item.id) \(error)")
+                        Self.say("failed \(update.item.id) \(error)")
                     default: continue
                     }
                     left.remove(update.item.id)
@@ -83,7 +88,9 @@ struct OutboxCommand: AsyncParsableCommand {
             await outbox.close()
             network.stop()
             try await shutdown()
-            Self.say("{\"left\": 0}")
+            guard !failed.isEmpty else { return Self.say(#"{"left": 0}"#) }
+            let given = String(decoding: try JSONSerialization.data(withJSONObject: failed), as: UTF8.self)
+            Self.say(#"{"left": 0, "failed": "# + given + "}")
         }
 
         /// One line, written at once: a parent reading the pipe sees it before a kill.

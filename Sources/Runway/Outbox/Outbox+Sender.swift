@@ -150,8 +150,12 @@ extension Outbox {
     static func isFinal(_ error: RunwayError) -> Bool {
         switch error {
         case .httpStatus(let code, _):
-            // 408, 409 (the first try still runs), 425 and 429 pass; other 4xx do not.
-            (400...499).contains(code) && ![408, 409, 425, 429].contains(code)
+            // 408, 409 (the first try still runs), 425 and 429 pass; other 4xx do not — but 401:
+            // the next try is signed and authenticated again. A credential that expired, or a
+            // signature the server saw twice (Linux's URLSession sends a POST again by itself,
+            // headers and all, when its reused connection died after the server read it), is
+            // no reason to give up a change the user made.
+            (400...499).contains(code) && ![401, 408, 409, 425, 429].contains(code)
         case .paramsInvalid, .paramsUnencodable, .invalidRequest, .vetoed, .business, .redirectRefused,
             .insecureConnection, .invalidResponse, .noContent, .service:
             true

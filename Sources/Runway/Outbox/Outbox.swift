@@ -13,7 +13,7 @@ public import RunwayStorage
 /// the order they were enqueued; independent queues go side by side.
 ///
 /// Items are sent when the engine's path is reachable; a try that fails for a reason that may
-/// pass (no network, a 5xx, 408, 409, 425, 429, a timeout) waits, doubling with jitter and
+/// pass (no network, a 5xx, 401, 408, 409, 425, 429, a timeout) waits, doubling with jitter and
 /// honouring `Retry-After` — a wait that survives a relaunch in the same boot. A 4xx that will
 /// never succeed ends the item, not its queue. Every change of state reaches ``updates()`` and the
 /// ``delegate`` (on the main actor).

@@ -26,7 +26,7 @@ public struct OutboxItem: Sendable, Hashable, Identifiable {
         case held
         /// The server answered with success; the item has left the outbox.
         case done(RawResponse)
-        /// It will never succeed (a 4xx other than 408, 409, 425 and 429, a request the server
+        /// It will never succeed (a 4xx other than 401, 408, 409, 425 and 429, a request the server
         /// cannot take, too many failed tries, dropped at a sign-out, or its stored row can no
         /// longer be read); it has left the outbox.
         case failed(RunwayError)

@@ -264,6 +264,44 @@ struct OutboxTests {
         }
     }
 
+    /// `POST /faults/flaky` of the demo server: fails as its query says, then succeeds.
+    struct FlakyPost: API {
+        var service: ServiceID { "faults" }
+        var path: String { "/faults/flaky" }
+        var method: HTTPRequest.Method { .post }
+        var paramEncoding: ParamEncoding { .query }
+    }
+
+    /// A 401 says the credentials or the signature did not pass this time — an expired token, or
+    /// a signature the server saw twice because Linux's URLSession sent the POST again by itself
+    /// after its reused connection died. The next try is authenticated and signed anew.
+    @Test("A 401 does not end an item: it is sent again and lands", arguments: TransportKind.allCases)
+    func unauthorizedIsSentAgain(_ kind: TransportKind) async throws {
+        try await Self.withSetting { setting in
+            let server = try await DemoServer.start()
+            let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+            let engine = Engine(transport: nio ?? URLSessionTransport())
+            try engine.register(
+                Service(id: "faults", baseURLs: [.release: server.baseURL], connection: .init(allowsInsecureHTTP: true)))
+            let outbox = try await Outbox.open(engine: engine, container: setting.container, policy: Self.quick)
+            try await withCleanup({
+                await outbox.close()
+                try? await nio?.shutdown()
+                await server.stop()
+            }) {
+                let updates = outbox.updates()
+                let key = UUID().uuidString
+                let item = try await outbox.enqueue(
+                    FlakyPost(), params: ["key": .string(key), "failures": .int(2), "status": .int(401)])
+                let seen = await Self.read(updates) { seen in
+                    Self.done(seen) == [item.id] || seen.contains { "\($0.state)".hasPrefix("failed") }
+                }
+                #expect(Self.done(seen) == [item.id], "\(seen.map(\.state))")
+                #expect(server.probe.count("/faults/flaky/\(key)") == 3, "two 401s, then the answer")
+            }
+        }
+    }
+
     @Test("A sign-out holds the user's items, across a relaunch too; the next user's go; adopting sends the held", arguments: TransportKind.allCases)
     func signOutHolds(_ kind: TransportKind) async throws {
         try await Self.withSetting { setting in
