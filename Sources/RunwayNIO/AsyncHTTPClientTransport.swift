@@ -111,9 +111,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// task's trace only through its `async` interface (its delegate interface starts it on the
     /// event loop, outside any trace), so such a transport sends every request through that one.
     let tracesRequests: Bool
-    /// How many in-memory exchanges run on each of the shared client's loops now (every client
-    /// the transport makes shares its event loop group); sized at the first exchange.
-    private let exchangesOnLoop = NIOLockedValueBox<[Int]>([])
+    /// How many exchanges with each host run on each loop now; a host without any is dropped.
+    /// Counted per host because each loop's client keeps its own share of a host's connections.
+    private let exchangesOnLoop = NIOLockedValueBox<[String: [Int]]>([:])
     /// The requests of the addresses API calls ask again and again, each URL parsed once.
     let templates = RequestTemplates()
 
@@ -265,30 +265,36 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The event loop for an exchange with `authority`, and so the shared client it goes
     /// through (the transport's own clients keep their connections on their loop; an app's
-    /// client prefers it); ``finish(on:)`` when the exchange ends. It is the host's own loop
-    /// unless another runs fewer exchanges now: one after another, a host's exchanges and its
-    /// pooled connection share a thread (asked for no loop in particular from a task,
-    /// AsyncHTTPClient takes the group's loops in turn, and an answer read on one loop was
-    /// handed to an exchange on another); many at once, they spread over every loop, as do
-    /// their connections.
+    /// client prefers it); ``finish(on:with:)`` when the exchange ends. It is the host's own
+    /// loop unless another runs fewer of the host's exchanges now: one after another, a host's
+    /// exchanges and its pooled connection share a thread (asked for no loop in particular from
+    /// a task, AsyncHTTPClient takes the group's loops in turn, and an answer read on one loop
+    /// was handed to an exchange on another); many at once, they spread over every loop, as do
+    /// their connections — whatever other hosts keep busy, so that a host's loads use every
+    /// loop's share of its connections.
     ///
-    /// - returns: The loop, and its index for ``finish(on:)``; `nil` for a group with no loops.
-    private func startExchange(with authority: String, on loops: [any EventLoop]) -> (loop: any EventLoop, index: Int)? {
+    /// - returns: The loop, and its index for ``finish(on:with:)``; `nil` for a group with no loops.
+    func startExchange(with authority: String, on loops: [any EventLoop]) -> (loop: any EventLoop, index: Int)? {
         guard !loops.isEmpty else { return nil }
         let home = Int(UInt(bitPattern: authority.hashValue) % UInt(loops.count))
-        let index = exchangesOnLoop.withLockedValue { counts in
-            if counts.count != loops.count { counts = Array(repeating: 0, count: loops.count) }
+        let index = exchangesOnLoop.withLockedValue { hosts in
+            var counts = hosts[authority].flatMap { $0.count == loops.count ? $0 : nil } ?? Array(repeating: 0, count: loops.count)
             var least = home
             for index in counts.indices where counts[index] < counts[least] { least = index }
             counts[least] += 1
+            hosts[authority] = counts
             return least
         }
         return (loops[index], index)
     }
 
-    /// An exchange ``startExchange(with:)`` placed on loop `index` ended.
-    private func finish(on index: Int) {
-        exchangesOnLoop.withLockedValue { $0[index] -= 1 }
+    /// An exchange with `authority` that ``startExchange(with:on:)`` placed on loop `index` ended.
+    func finish(on index: Int, with authority: String) {
+        exchangesOnLoop.withLockedValue { hosts in
+            guard var counts = hosts[authority], counts.indices.contains(index) else { return }
+            counts[index] -= 1
+            hosts[authority] = counts.allSatisfy { $0 <= 0 } ? nil : counts
+        }
     }
 
     /// AsyncHTTPClient's deadline covers the head only: a backstop a second behind the engine's,
@@ -313,7 +319,7 @@ public final class AsyncHTTPClientTransport: Transport {
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
         let sharedClient = await shared.made()
         guard let placed = startExchange(with: authority, on: sharedClient.loops) else { throw TransportFault.internalFailure }
-        defer { finish(on: placed.index) }
+        defer { finish(on: placed.index, with: authority) }
         let lease = try self.lease(for: request, authority: authority, shared: sharedClient, on: placed.index)
         defer { release(lease) }
         let delegate = SinkDelegate(sink: target)
@@ -363,7 +369,7 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         let sharedClient = await shared.made()
         guard let placed = startExchange(with: authority, on: sharedClient.loops) else { throw TransportFault.internalFailure }
-        defer { finish(on: placed.index) }
+        defer { finish(on: placed.index, with: authority) }
         let lease = try self.lease(for: request, authority: authority, shared: sharedClient, on: placed.index)
         defer { release(lease) }
         let response = try await lease.client.execute(outbound, deadline: Self.backstop(request))

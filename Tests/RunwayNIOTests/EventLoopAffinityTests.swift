@@ -169,6 +169,26 @@ struct EventLoopAffinityTests {
         }
     }
 
+    /// Each loop's client keeps its own share of a host's connections, so a host's exchanges
+    /// must spread over the loops by their own count: placed by the count of every host's,
+    /// a host could find the loop another host keeps busy free of its own and use one loop's
+    /// share of its connections.
+    @Test("a host's exchanges in flight spread over the loops, whatever another host keeps busy")
+    func spreadPerHost() async throws {
+        let transport = AsyncHTTPClientTransport()
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        // Another host, three exchanges: one loop busier than another.
+        let busy = (0..<3).compactMap { _ in transport.startExchange(with: "busy.example:443", on: loops) }
+        for host in 0..<20 {
+            let authority = "host\(host).example:443"
+            let placed = loops.compactMap { _ in transport.startExchange(with: authority, on: loops)?.index }
+            #expect(Set(placed).count == loops.count, "\(authority) placed on loops \(placed)")
+            for index in placed { transport.finish(on: index, with: authority) }
+        }
+        for exchange in busy { transport.finish(on: exchange.index, with: "busy.example:443") }
+        try await transport.shutdown()
+    }
+
     @Test("an exchange cancelled before its task is made on the event loop is never sent")
     func cancelledBeforeTheLoop() async throws {
         try await withServerAndTransport { server, transport in

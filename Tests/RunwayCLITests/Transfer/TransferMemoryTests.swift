@@ -37,6 +37,7 @@ struct TransferMemoryTests {
                 #expect((received?["bytes"] as? Int).map { $0 > Int(Self.fileSize) } == true)
                 let peak = try #require(report["peakResidentBytes"] as? Int)
                 let before = try #require(report["peakBeforeBytes"] as? Int)
+                print("48 MiB upload (\(transport)): peak resident \(before / 1_048_576) MB → \(peak / 1_048_576) MB")
                 #expect(peak - before < Self.allowance, "\(transport): \(before / 1_048_576) MB → \(peak / 1_048_576) MB")
             }
         }
@@ -59,6 +60,7 @@ struct TransferMemoryTests {
                 #expect((size as? NSNumber)?.int64Value == Self.fileSize)
                 let peak = try #require(report["peakResidentBytes"] as? Int)
                 let before = try #require(report["peakBeforeBytes"] as? Int)
+                print("48 MiB download (\(transport)): peak resident \(before / 1_048_576) MB → \(peak / 1_048_576) MB")
                 #expect(peak - before < Self.allowance, "\(transport): \(before / 1_048_576) MB → \(peak / 1_048_576) MB")
                 try FileManager.default.removeItem(atPath: path)
             }
