@@ -278,7 +278,8 @@ public final class AsyncHTTPClientTransport: Transport {
         guard !loops.isEmpty else { return nil }
         let home = Int(UInt(bitPattern: authority.hashValue) % UInt(loops.count))
         let index = exchangesOnLoop.withLockedValue { hosts in
-            var counts = hosts[authority].flatMap { $0.count == loops.count ? $0 : nil } ?? Array(repeating: 0, count: loops.count)
+            let known = hosts[authority].flatMap { $0.count == loops.count ? $0 : nil }
+            var counts = known ?? Array(repeating: 0, count: loops.count)
             var least = home
             for index in counts.indices where counts[index] < counts[least] { least = index }
             counts[least] += 1

@@ -67,7 +67,9 @@ struct DeadConnectionResendTests {
         let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
         let engine = Engine(transport: nio ?? URLSessionTransport())
         try engine.register(
-            Service(id: "resend", baseURLs: [.release: "http://127.0.0.1:\(proxy.port)"], connection: .init(allowsInsecureHTTP: true)))
+            Service(
+                id: "resend", baseURLs: [.release: "http://127.0.0.1:\(proxy.port)"],
+                connection: .init(allowsInsecureHTTP: true)))
         try await withCleanup({
             try? await nio?.shutdown()
             await proxy.stop()
@@ -79,7 +81,7 @@ struct DeadConnectionResendTests {
 
     /// With no body to lose, the platform's repeat might have been the whole request, applied
     /// twice; it is not: the server never handles it either, and the load ends at its deadline.
-    @Test("a POST without a body: reported lost over AsyncHTTPClient; repeated by Linux's URLSession, never handled", arguments: kinds)
+    @Test("a POST without a body: lost over AsyncHTTPClient; repeated by Linux's URLSession, never handled", arguments: kinds)
     func bodilessResend(_ kind: TransportKind) async throws {
         try await withEngineBehindProxy(kind) { engine, proxy, server in
             #expect((try? await engine.perform(Like(key: "first")).get())?.status == .ok)
