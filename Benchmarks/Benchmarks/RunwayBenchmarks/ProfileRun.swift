@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import HTTPTypes
 import Logging
+import NIOPosix
 import Runway
 import RunwayNIO
 
@@ -16,7 +17,8 @@ import RunwayNIO
 /// in flight instead, each a request of its own (`?n=…`), as the in-flight lines do.
 ///
 /// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
-/// parser), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
+/// parser), `rawperloop` (the same, over one client per event loop, each with its share of the
+/// connections, taken in turn: the pool Runway's transport keeps, for the raw client), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
 /// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
 /// engine's API call takes), `engine`, `manager` (an `APIManager` awaited from a background
 /// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionengine` (the
@@ -44,6 +46,10 @@ enum ProfileRun {
         let raw = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
         let transport = AsyncHTTPClientTransport(connections: connections)
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        var share = AsyncHTTPClientTransport.clientConfiguration(connections)
+        share.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8 / max(loops.count, 1), 1)
+        let perLoop = loops.map { HTTPClient(eventLoopGroup: $0, configuration: share) }
         // Failures only, as the benchmark lines log.
         var logger = Logger(label: "runway.benchmarks")
         logger.logLevel = .notice
@@ -69,6 +75,11 @@ enum ProfileRun {
                 switch way {
                 case "raw":
                     let response = try await raw.execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                case "rawperloop":
+                    let client = perLoop[fixture.numbers.next() % perLoop.count]
+                    let response = try await client.execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
                     let body = try await response.body.collect(upTo: 1 << 20)
                     try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
                 case "transport":
@@ -108,6 +119,7 @@ enum ProfileRun {
                 (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
             print("\(parts[0]): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
             try await raw.shutdown()
+            for client in perLoop { try await client.shutdown() }
             try await transport.shutdown()
         } catch {
             print("\(way) failed: \(error)")
