@@ -23,7 +23,8 @@ import RunwayNIO
 /// engine's API call takes), `engine`, `manager` (an `APIManager` awaited from a background
 /// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionengine` (the
 /// engine over ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the
-/// `Overhead` lines) and `parse` (the parser alone, on the same body).
+/// `Overhead` lines), `parse` (the parser alone, on the same body) and `mixed` (`raw` and
+/// `engine` loads in turn in one process, as the interleaved lines run them, timed apart).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -103,11 +104,29 @@ enum ProfileRun {
                 case "parse":
                     try Fixture.check(try JSON(parsing: ListingServer.body))
                 default:
-                    print("no way named \(way): raw, transport, engine, manager, session, sessionengine, memory or parse")
+                    print("no way named \(way): raw, rawperloop, transport, engine, manager, session, sessionengine, memory, parse or mixed")
                     exit(2)
                 }
             }
-            if width == 1 {
+            if way == "mixed" {
+                // Raw and engine loads in turn in one process, as the interleaved lines run them,
+                // each kind timed apart: where the two clients' connections live decides the rest.
+                var times: [Bool: Duration] = [false: .zero, true: .zero]
+                for index in 0..<count {
+                    let engineTurn = index.isMultiple(of: 2)
+                    let began = clock.now
+                    if engineTurn {
+                        try await fixture.runwayEngine(engine)
+                    } else {
+                        let response = try await raw.execute(HTTPClientRequest(url: url), timeout: .seconds(20))
+                        let body = try await response.body.collect(upTo: 1 << 20)
+                        try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                    }
+                    times[engineTurn, default: .zero] += clock.now - began
+                }
+                let half = max(count / 2, 1)
+                print("mixed: raw \((times[false] ?? .zero) / half), engine \((times[true] ?? .zero) / half) a load")
+            } else if width == 1 {
                 for _ in 0..<count { try await load(distinct: false) }
             } else {
                 try await Fixture.inFlight(width, total: count) { try await load(distinct: true) }
