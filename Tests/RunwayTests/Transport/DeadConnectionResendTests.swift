@@ -85,8 +85,9 @@ struct DeadConnectionResendTests {
     func bodilessResend(_ kind: TransportKind) async throws {
         try await withEngineBehindProxy(kind) { engine, proxy, server in
             #expect((try? await engine.perform(Like(key: "first")).get())?.status == .ok)
-            // Over URLSession the repeat waits out the load's deadline (the subject): a short one.
-            let second = await engine.perform(Like(key: "second", timeout: kind == .urlSession ? .seconds(5) : .seconds(300)))
+            // Over URLSession the repeat waits out the load's deadline (the subject): one short
+            // enough to wait out, long enough for the cut and the repeat on a loaded machine.
+            let second = await engine.perform(Like(key: "second", timeout: kind == .urlSession ? .seconds(15) : .seconds(300)))
             switch kind {
             case .asyncHTTPClient:
                 #expect(throws: RunwayError.connectionLost) { try second.get() }
@@ -105,8 +106,9 @@ struct DeadConnectionResendTests {
         try await withEngineBehindProxy(kind) { engine, proxy, server in
             let first = await engine.perform(Order(key: "first", timeout: .seconds(300)), params: ["n": .int(1)])
             #expect((try? first.get())?.status == .ok)
-            // Over URLSession the repeat waits out the load's deadline (the subject): a short one.
-            let timeout: Duration = kind == .urlSession ? .seconds(5) : .seconds(300)
+            // Over URLSession the repeat waits out the load's deadline (the subject): one short
+            // enough to wait out, long enough for the cut and the repeat on a loaded machine.
+            let timeout: Duration = kind == .urlSession ? .seconds(15) : .seconds(300)
             let second = await engine.perform(Order(key: "second", timeout: timeout), params: ["n": .int(2)])
             switch kind {
             case .asyncHTTPClient:
