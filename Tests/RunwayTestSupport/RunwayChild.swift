@@ -53,9 +53,9 @@ public func startNiced(
 /// child's whole run.
 ///
 /// The child runs at niceness 5: a transfer measured at the lowest priority beside CPU-bound
-/// processes is starved, and Linux's URLSession, which reads the socket on a thread of its own
-/// with no flow control, queues the chunks its delegate has not yet taken — a 48 MiB download
-/// peaked 30 MB above its start that way beside eight `yes`.
+/// processes is starved, and its memory then shows what a starved delegate leaves waiting (a
+/// 48 MiB download over Linux's URLSession peaked 30 MB above its start that way beside eight
+/// `yes`, before its delegate queue kept a bounded room).
 public func runRunway(_ arguments: [String]) async throws -> [String: Any] {
     let (process, reader) = try startNiced(arguments, niceness: 5)
     let data = try await offThePool {

@@ -18,7 +18,8 @@ extension URLSessionTransport {
 
 #if canImport(FoundationNetworking)
 /// A serial delegate queue that runs each of the session's callbacks as a plain block on one
-/// serial dispatch queue, in the order they came.
+/// serial dispatch queue, in the order they came — and holds the session back while too many
+/// wait, so that a slow delegate slows the transfer instead of filling memory.
 ///
 /// swift-corelibs-foundation hands every delegate callback to the session's queue with
 /// `delegateQueue.addOperation { … }` (the head, each chunk of the body, the end, redirects and
@@ -27,18 +28,95 @@ extension URLSessionTransport {
 /// key-value bookkeeping around it — three callbacks or more a load, where URLSession's own
 /// `data(for:)` calls its completion inline, on the session's work queue, with none. A serial
 /// dispatch queue keeps what the delegate relies on: one callback at a time, in order, never on
-/// the session's work queue (a callback that cancels its task waits on that queue).
+/// the session's work queue.
+///
+/// **Room.** libcurl hands each chunk of a body (16 KiB) to the session's work queue, which
+/// adds it here and reads on: it cannot pause a transfer, so nothing but this queue stands
+/// between a fast server and a delegate that writes to a slow disk or waits for the CPU. When
+/// ``room`` callbacks wait, `addOperation` waits too (on the session's work queue, whose
+/// transfers then stop reading: the sockets fill and TCP slows the servers) until the delegate
+/// catches up. Nothing run on this queue may wait for the session's work queue, or the two
+/// would wait for each other: Runway's delegate cancels tasks and answers challenges from
+/// another thread (``DataTaskHandle/cancel()``). As a guard against a wait nobody foresaw — an
+/// app's progress callback that waits for a thread that waits for the session — the session
+/// waits at most ``patience``, then adds its callbacks without waiting until a callback has run.
 final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
+    /// How many callbacks may wait before the session waits for room: 128 chunks, 2 MiB.
+    static let room = 128
+    /// The longest the session waits for room at one time.
+    static let patience: TimeInterval = 5
+
+    /// What the queue reports to a watcher (tests).
+    enum Event: Sendable {
+        /// A callback was added; `waiting` callbacks (it among them) now wait to run.
+        case added(waiting: Int)
+        /// The session found no room and is waiting for it.
+        case full
+        /// The session waited ``patience`` and added its callback without room (and adds the
+        /// next ones so until a callback has run).
+        case gaveUp
+    }
+
     private let serial = DispatchQueue(label: "runway.urlsession.delegate")
+    /// Set on ``serial``, so that a callback added from a callback never waits for itself.
+    private let onSerial = DispatchSpecificKey<Bool>()
+    /// Guards the five below; the session waits on it for room.
+    private let books = NSCondition()
+    private var waiting = 0
+    private var sessionWaits = 0
+    /// The session waited ``patience`` in vain, and no callback has run since.
+    private var stuck = false
+    private var watcher: (@Sendable (Event) -> Void)?
+    private var patience = DispatchedDelegateQueue.patience
 
     override init() {
         super.init()
         // Anything given as an `Operation` rather than a block still runs one at a time.
         maxConcurrentOperationCount = 1
+        serial.setSpecific(key: onSerial, value: true)
+    }
+
+    /// Reports every callback added and every wait to `watch`, on the thread that added it, and
+    /// waits for room at most `patience` at a time (tests).
+    func watch(patience: TimeInterval = DispatchedDelegateQueue.patience, _ watch: @escaping @Sendable (Event) -> Void) {
+        books.lock()
+        watcher = watch
+        self.patience = patience
+        books.unlock()
     }
 
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        serial.async(execute: block)
+        let fromCallback = DispatchQueue.getSpecific(key: onSerial) == true
+        var gaveUp = false
+        books.lock()
+        let watch = watcher
+        if !fromCallback, !stuck, waiting >= Self.room {
+            sessionWaits += 1
+            if let watch {
+                books.unlock()
+                watch(.full)
+                books.lock()
+            }
+            let deadline = Date(timeIntervalSinceNow: patience)
+            while waiting >= Self.room, !gaveUp {
+                gaveUp = !books.wait(until: deadline)
+            }
+            sessionWaits -= 1
+            stuck = gaveUp
+        }
+        waiting += 1
+        let now = waiting
+        books.unlock()
+        if gaveUp { watch?(.gaveUp) }
+        watch?(.added(waiting: now))
+        serial.async { [self] in
+            block()
+            books.lock()
+            waiting -= 1
+            stuck = false
+            if sessionWaits > 0 { books.signal() }
+            books.unlock()
+        }
     }
 }
 #endif

@@ -139,9 +139,15 @@ public final class URLSessionTransport: Transport {
 /// swift-corelibs-foundation traps ("Received callback for HTTP redirection, but we're not
 /// waiting for it") when the answer to `willPerformHTTPRedirection` reaches a task that was
 /// cancelled while the delegate was being asked — both go to the task's work queue, and the
-/// cancellation had changed its state. So the task is cancelled, and a redirect answered, under
-/// one lock, and a cancelled task's redirect is left unanswered: its cancellation ends it.
-/// (Found by the hostile-answer fuzzer over URLSession on Linux.)
+/// cancellation had changed its state. So the task is marked cancelled, and a redirect
+/// answered, under one lock, and a cancelled task's redirect is left unanswered: its
+/// cancellation ends it. (Found by the hostile-answer fuzzer over URLSession on Linux.)
+///
+/// On Linux the cancellation itself is handed to a queue of its own, outside the lock: there
+/// `URLSessionTask.cancel()` waits for the session's work queue, which may be waiting for room
+/// on the delegate queue (``DispatchedDelegateQueue``) — so a delegate callback that cancelled
+/// inline would wait for itself. A redirect answer queued before the mark still reaches the
+/// work queue before the cancellation does.
 final class DataTaskHandle: Sendable {
     private enum State {
         case waiting
@@ -150,6 +156,12 @@ final class DataTaskHandle: Sendable {
     }
 
     private let state = Locked<State>(.waiting)
+
+    #if canImport(FoundationNetworking)
+    /// Where tasks are cancelled on Linux: a queue of its own, so that a cancellation waiting
+    /// for a busy session holds one thread, not one of the few the global queues share.
+    static let cancelling = DispatchQueue(label: "runway.urlsession.cancel")
+    #endif
 
     func start(_ task: URLSessionDataTask) {
         let cancelledEarly = state.withLock { state -> Bool in
@@ -161,11 +173,19 @@ final class DataTaskHandle: Sendable {
         task.resume()
     }
 
+    /// Marks the task cancelled and cancels it, without waiting for the session (on Linux).
     func cancel() {
-        state.withLock { state in
-            if case .running(let task) = state { task.cancel() }
-            state = .cancelled
+        let running = state.withLock { state -> URLSessionDataTask? in
+            defer { state = .cancelled }
+            if case .running(let task) = state { return task }
+            return nil
         }
+        guard let running else { return }
+        #if canImport(FoundationNetworking)
+        Self.cancelling.async { running.cancel() }
+        #else
+        running.cancel()
+        #endif
     }
 
     /// Runs `answer` (which answers a redirect) unless the task was cancelled.

@@ -2,12 +2,15 @@
 import Dispatch
 import Foundation
 import FoundationNetworking
+import HTTPTypes
 @testable import Runway
+import RunwayDemoServer
+import RunwayTestSupport
 import Synchronization
 import Testing
 
 /// The delegate queue of ``URLSessionTransport``'s session on Linux.
-@Suite("URLSession transport: the delegate queue on Linux", .timeLimit(.minutes(1)))
+@Suite("URLSession transport: the delegate queue on Linux", .timeLimit(.minutes(2)))
 struct DispatchedDelegateQueueTests {
     /// What the blocks saw: the order they ran in, and whether two ever ran at once.
     struct Seen {
@@ -52,6 +55,116 @@ struct DispatchedDelegateQueueTests {
         #expect(!overlapped)
         #expect(order.count == count)
         #expect(order.indices.first { order[$0] != $0 } == nil, "the first block out of its place")
+    }
+
+    /// A sink that holds the delegate queue on its first chunk until ``open()``, then keeps
+    /// every byte's count — or, when it ``refuses``, throws instead.
+    final class HeldSink: ResponseSink, Sendable {
+        /// What a refusing sink throws: a full disk, as a download's file reports it.
+        static let refusal = "writing blob.part failed: no space left on device"
+        let refuses: Bool
+        private let gate = DispatchSemaphore(value: 0)
+        private let received = Mutex(0)
+        private let held = Mutex(false)
+
+        init(refuses: Bool) {
+            self.refuses = refuses
+        }
+
+        var bytes: Int { received.withLock { $0 } }
+
+        func open() { gate.signal() }
+
+        func begin(_ head: HTTPResponse) throws {}
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            let first = held.withLock { held in
+                defer { held = true }
+                return !held
+            }
+            if first { gate.wait() }
+            if refuses { throw RunwayError.transport(description: Self.refusal) }
+            received.withLock { $0 += bytes.count }
+        }
+    }
+
+    /// What the queue reported during one download, and how many callbacks waited the first
+    /// time the session found it full.
+    struct Watched {
+        var mostWaiting = 0
+        var fullAt: Int?
+        var gaveUp = 0
+    }
+
+    /// Downloads `size` bytes of the demo server's blob over a new ``URLSessionTransport`` into
+    /// `sink`, whose first chunk holds the delegate queue; the first time the session finds the
+    /// queue full (or, were no room kept, once more than ``DispatchedDelegateQueue/room``
+    /// callbacks wait), the sink is opened — by the session's own thread, in the report, so
+    /// that nothing else need run meanwhile. Returns what the queue reported and the outcome.
+    func download(
+        _ size: Int, into sink: HeldSink, patience: TimeInterval
+    ) async throws -> (Watched, Result<TransportResponse, any Error>) {
+        let server = try await DemoServer.start()
+        return try await withCleanup({ await server.stop() }) {
+            let transport = URLSessionTransport()
+            let queue = try #require(transport.session.delegateQueue as? DispatchedDelegateQueue)
+            let watched = Mutex(Watched())
+            let opened = Mutex(false)
+            queue.watch(patience: patience) { event in
+                let overfull = watched.withLock { watched -> Bool in
+                    switch event {
+                    case .added(let waiting):
+                        watched.mostWaiting = max(watched.mostWaiting, waiting)
+                        return waiting > DispatchedDelegateQueue.room
+                    case .full:
+                        watched.fullAt = watched.fullAt ?? watched.mostWaiting
+                        return true
+                    case .gaveUp:
+                        watched.gaveUp += 1
+                        return false
+                    }
+                }
+                guard overfull else { return }
+                let first = opened.withLock { opened in
+                    defer { opened = true }
+                    return !opened
+                }
+                if first { sink.open() }
+            }
+            let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
+                                   path: "/files/blob?size=\(size)")
+            let request = TransportRequest(head: head, content: nil, timeout: .seconds(600), apiName: "blob",
+                                           responseSink: sink)
+            let outcome = await Task { try await transport.send(request) }.result
+            return (watched.withLock { $0 }, outcome)
+        }
+    }
+
+    @Test("a delegate that falls behind holds the session back: no more than its room of callbacks wait")
+    func roomBoundsWaitingChunks() async throws {
+        let size = 16 << 20
+        let sink = HeldSink(refuses: false)
+        let (watched, outcome) = try await download(size, into: sink, patience: DispatchedDelegateQueue.patience)
+        // Held on its first chunk, the delegate fell behind: the session stopped at the room.
+        #expect(watched.fullAt == DispatchedDelegateQueue.room)
+        #expect(watched.mostWaiting <= DispatchedDelegateQueue.room, "at most \(DispatchedDelegateQueue.room)")
+        #expect(watched.gaveUp == 0)
+        let response = try outcome.get()
+        #expect(response.head.status == .ok)
+        #expect(sink.bytes == size, "every byte arrived once the delegate caught up")
+    }
+
+    @Test("a callback that cancels its task while the session waits for room ends the exchange without waiting for it")
+    func cancelWhileFullDoesNotWaitForTheSession() async throws {
+        let sink = HeldSink(refuses: true)
+        // Were the callback's cancellation to wait for the session (as it did when cancelled
+        // inline), the session, waiting for room, would give up after a minute: a wait for
+        // the delegate queue to take one callback that nothing else comes near.
+        let (watched, outcome) = try await download(16 << 20, into: sink, patience: 60)
+        #expect(watched.fullAt == DispatchedDelegateQueue.room)
+        #expect(watched.gaveUp == 0)
+        let error = #expect(throws: RunwayError.self) { try outcome.get() }
+        #expect(error.map { "\($0)" }?.contains(HeldSink.refusal) == true, "the sink's own error: \(String(describing: error))")
     }
 }
 #endif
