@@ -66,8 +66,8 @@ extension Outbox {
 
     /// Removes items whose rows cannot be read (a damaged or tampered file): such an item can
     /// never be sent, and left at the head of its queue it would hold every item behind it.
-    /// Each is logged; one whose identity could be read fails with
-    /// ``RunwayError/invalidRequest(reason:)``, as an item the server will never take does.
+    /// Each is logged and fails with ``RunwayError/invalidRequest(reason:)``, as an item the
+    /// server will never take does.
     func removeUnreadable(_ rows: [OutboxStore.Unreadable]) async {
         for row in rows {
             do {
@@ -81,10 +81,8 @@ extension Outbox {
             }
             logger.error(
                 "outbox: an item's stored row could not be read; it is removed",
-                metadata: ["seq": "\(row.seq)", "item": "\(row.item?.id ?? "?")", "reason": "\(row.reason)"])
-            if let item = row.item {
-                emit(item, .failed(.invalidRequest(reason: "its stored request could not be read (\(row.reason))")))
-            }
+                metadata: ["seq": "\(row.seq)", "item": "\(row.item.id)", "reason": "\(row.reason)"])
+            emit(row.item, .failed(.invalidRequest(reason: "its stored request could not be read (\(row.reason))")))
         }
     }
 

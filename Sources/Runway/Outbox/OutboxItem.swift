@@ -4,15 +4,24 @@ public import Foundation
 /// again until it answers.
 public struct OutboxItem: Sendable, Hashable, Identifiable {
     /// The item's identity, sent as its `Idempotency-Key` on every try: a server that honours
-    /// the key applies the mutation once however often it arrives.
+    /// the key applies the mutation once however often it arrives. An item whose stored row is
+    /// too damaged to read its identity is listed, and fails, as ``unreadableID(row:)``.
     public let id: String
     /// The queue the item is sent in: items of one queue go one at a time, in the order they
     /// were enqueued.
     public let queue: String
     /// The API's name (metrics, logs, records).
     public let apiName: String
-    /// When it was enqueued, by the device's clock.
+    /// When it was enqueued, by the device's clock (the epoch, for a stored row too damaged to
+    /// read it; its queue and API name are empty when those cannot be read).
     public let enqueued: Date
+
+    /// The identity an item is reported under when its stored row is too damaged to read its
+    /// own (a tampered or corrupted file): `unreadable-row-` and the row's number, so that the
+    /// item is still listed and still fails visibly.
+    public static func unreadableID(row: Int64) -> String {
+        "unreadable-row-\(row)"
+    }
 
     /// Where an item is on its way to the server.
     public enum State: Sendable {

@@ -24,8 +24,9 @@ final class OutboxStore: Sendable {
     /// A row that cannot be read as an item (a damaged or tampered file): what could be read of it.
     struct Unreadable: Error, Sendable {
         var seq: Int64
-        /// The item, when the fields that name it could be read.
-        var item: OutboxItem?
+        /// The item, named by what could be read of the fields that name it
+        /// (``OutboxItem/unreadableID(row:)`` for an identity that could not).
+        var item: OutboxItem
         /// Which field could not be read, and why.
         var reason: String
     }
@@ -151,14 +152,14 @@ final class OutboxStore: Sendable {
     func held(before signIn: Int64) async throws -> [OutboxItem] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.item)
+                .map(Self.item)
         }
     }
 
     /// Every stored item, in order.
     func all() async throws -> [OutboxItem] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM item ORDER BY seq").compactMap(Self.item)
+            try Row.fetchAll(db, sql: "SELECT * FROM item ORDER BY seq").map(Self.item)
         }
     }
 
@@ -170,7 +171,7 @@ final class OutboxStore: Sendable {
         try pool.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('signin', ?)", arguments: [signIn])
             let earlier = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.item)
+                .map(Self.item)
             if dropEarlier { try db.execute(sql: "DELETE FROM item WHERE signin < ?", arguments: [signIn]) }
             return earlier
         }
@@ -180,7 +181,7 @@ final class OutboxStore: Sendable {
     func adopt(into signIn: Int64) async throws -> [OutboxItem] {
         try await pool.write { db in
             let adopted = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.item)
+                .map(Self.item)
             try db.execute(sql: "UPDATE item SET signin = ? WHERE signin < ?", arguments: [signIn, signIn])
             return adopted
         }
@@ -190,7 +191,7 @@ final class OutboxStore: Sendable {
     func discard(before signIn: Int64) async throws -> [OutboxItem] {
         try await pool.write { db in
             let removed = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE signin < ? ORDER BY seq", arguments: [signIn])
-                .compactMap(Self.item)
+                .map(Self.item)
             try db.execute(sql: "DELETE FROM item WHERE signin < ?", arguments: [signIn])
             return removed
         }
@@ -210,10 +211,10 @@ final class OutboxStore: Sendable {
         }
     }
 
-    /// The item a stored row holds, as lists and sign-outs report it: also one whose request
-    /// cannot be read, when the fields naming it can (it fails when it heads its queue,
-    /// ``heads(signIn:excluding:)``); `nil` only when not even those can be read.
-    private static func item(_ row: Row) -> OutboxItem? {
+    /// The item a stored row holds, as lists and sign-outs report it: also one whose row
+    /// cannot be read, named by what can be (it fails when it heads its queue,
+    /// ``heads(signIn:excluding:)``), so that no stored row goes unreported.
+    private static func item(_ row: Row) -> OutboxItem {
         switch read(row) {
         case .success(let stored): stored.item
         case .failure(let unreadable): unreadable.item
@@ -228,11 +229,14 @@ final class OutboxStore: Sendable {
             try row.decode(Value.self, forColumn: name)
         }
         func unreadable(_ reason: String) -> Result<Stored, Unreadable> {
-            let item = try? OutboxItem(
-                id: field("id"), queue: field("queue"), apiName: field("name"),
-                enqueued: Date(timeIntervalSince1970: Double(field("enqueued_ms") as Int64) / 1000))
             // `seq` is the row id: SQLite keeps nothing but an integer there.
-            return .failure(Unreadable(seq: (try? field("seq")) ?? 0, item: item, reason: reason))
+            let seq: Int64 = (try? field("seq")) ?? 0
+            let enqueued: Int64? = try? field("enqueued_ms")
+            let item = OutboxItem(
+                id: (try? field("id")) ?? OutboxItem.unreadableID(row: seq), queue: (try? field("queue")) ?? "",
+                apiName: (try? field("name")) ?? "",
+                enqueued: Date(timeIntervalSince1970: Double(enqueued ?? 0) / 1000))
+            return .failure(Unreadable(seq: seq, item: item, reason: reason))
         }
         do {
             guard let method = HTTPRequest.Method(try field("method") as String) else { return unreadable("method") }
