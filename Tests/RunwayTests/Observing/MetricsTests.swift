@@ -60,7 +60,8 @@ struct MetricsTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-metrics-\(UUID().uuidString)")
         let container = Container(root: folder)
         let metrics = TestMetrics()
-        let (engine, transport) = try Self.engine(metrics, server: server, cache: try ResponseCache(container: container))
+        let firstCache = try ResponseCache(container: container)
+        let (engine, transport) = try Self.engine(metrics, server: server, cache: firstCache)
         let (restarted, restartedTransport) = try Self.engine(metrics, server: server, cache: try ResponseCache(container: container))
         try await withCleanup({
             try? await transport.shutdown()
@@ -72,6 +73,9 @@ struct MetricsTests {
             api.cachePolicy = .memoryAndDisk()
             _ = try await engine.perform(api, params: [:]).get()
             _ = try await engine.perform(api, params: [:]).get()
+            // The disk tier stores behind the load (on its queue): the entry is there once that
+            // work is done, as it is for a real restart (a loaded machine left it unwritten).
+            await firstCache.waitForDiskWork()
             _ = try await restarted.perform(api, params: [:]).get()
             func cache(_ result: String, _ tier: String) -> Int64 {
                 metrics.counterTotal(label: EngineMetrics.Label.cache, dimensions: [("api", "Cached"), ("result", result), ("tier", tier)])
