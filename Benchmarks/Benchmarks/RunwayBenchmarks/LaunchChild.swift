@@ -91,8 +91,9 @@ enum LaunchChild {
             try await client.shutdown()
             return (onMain, delivered.0, delivered.1)
         case .onMainActor:
-            // As the quickstart reads: every part made where the app's launch code runs.
-            let cache = try ResponseCache(container: app.container, logger: app.logger)
+            // As the quickstart reads: every part made where the app's launch code runs, the
+            // cache with its disk tier opening in the background (`openingInBackground:`).
+            let cache = ResponseCache(openingInBackground: app.container, logger: app.logger)
             let engine = Engine(transport: AsyncHTTPClientTransport(), cache: cache, logger: app.logger, network: .system())
             try engine.register(app.listings)
             try engine.register(app.collector)
