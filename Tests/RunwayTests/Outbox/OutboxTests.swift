@@ -353,7 +353,7 @@ struct OutboxTests {
     }
 
     @Test(
-        "A tampered row (a text field holding bytes that are not UTF-8) at the head of its queue is listed, fails and is removed, never a trap and never a queue held behind it: the next item is sent",
+        "A tampered row heading its queue (a text field not UTF-8) is listed, fails, is removed; the next item is sent",
         arguments: ["path", "id"])
     func tamperedRow(column: String) async throws {
         try await Self.withSetting { setting in

@@ -142,9 +142,11 @@ struct DispatchedDelegateQueueTests {
 
     @Test("a delegate that falls behind holds the session back: no more than its room of callbacks wait")
     func roomBoundsWaitingChunks() async throws {
-        let size = 16 << 20
+        // 2,048 of the 16 KiB chunks libcurl hands the session here: sixteen times the room.
+        let size = 32 << 20
         let sink = HeldSink(refuses: false)
-        let (watched, outcome) = try await download(size, into: sink, patience: DispatchedDelegateQueue.patience)
+        // The session's patience a minute, not 5 s: a starved machine must not end its wait.
+        let (watched, outcome) = try await download(size, into: sink, patience: 60)
         // Held on its first chunk, the delegate fell behind: the session stopped at the room.
         #expect(watched.fullAt == DispatchedDelegateQueue.room)
         #expect(watched.mostWaiting <= DispatchedDelegateQueue.room, "at most \(DispatchedDelegateQueue.room)")
@@ -160,7 +162,7 @@ struct DispatchedDelegateQueueTests {
         // Were the callback's cancellation to wait for the session (as it did when cancelled
         // inline), the session, waiting for room, would give up after a minute: a wait for
         // the delegate queue to take one callback that nothing else comes near.
-        let (watched, outcome) = try await download(16 << 20, into: sink, patience: 60)
+        let (watched, outcome) = try await download(32 << 20, into: sink, patience: 60)
         #expect(watched.fullAt == DispatchedDelegateQueue.room)
         #expect(watched.gaveUp == 0)
         let error = #expect(throws: RunwayError.self) { try outcome.get() }
