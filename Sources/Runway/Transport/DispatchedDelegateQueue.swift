@@ -4,18 +4,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-extension URLSessionTransport {
-    /// The queue the session calls its delegate on: URLSession's own on Apple platforms, a
-    /// ``DispatchedDelegateQueue`` on Linux.
-    static func delegateQueue() -> OperationQueue? {
-        #if canImport(FoundationNetworking)
-        DispatchedDelegateQueue()
-        #else
-        nil
-        #endif
-    }
-}
-
 #if canImport(FoundationNetworking)
 /// A serial delegate queue that runs each of the session's callbacks as a plain block on one
 /// serial dispatch queue, in the order they came — and holds the session back while too many
@@ -55,6 +43,8 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
         /// The session waited ``patience`` and added its callback without room (and adds the
         /// next ones so until a callback has run).
         case gaveUp
+        /// A call into the held session went to ``sessionCalls`` (``callSession(_:)``).
+        case callSetAside
     }
 
     private let serial = DispatchQueue(label: "runway.urlsession.delegate")
@@ -74,6 +64,25 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
         // Anything given as an `Operation` rather than a block still runs one at a time.
         maxConcurrentOperationCount = 1
         serial.setSpecific(key: onSerial, value: true)
+    }
+
+    /// Where calls that wait for a session's work queue go when that queue may be waiting for
+    /// room: cancellations, a challenge's answer, and new tasks while the session is held. A
+    /// queue of its own, so that such a wait holds a thread of its own — never a delegate
+    /// callback, one of the few threads Swift's tasks share, or one of the global queues'.
+    static let sessionCalls = DispatchQueue(label: "runway.urlsession.calls")
+
+    /// Runs `call`, which waits for the session's work queue (making a task, resuming one), at
+    /// once — or on ``sessionCalls`` while the session waits for room, since it would then wait
+    /// for the delegate too.
+    func callSession(_ call: @escaping @Sendable () -> Void) {
+        books.lock()
+        let held = sessionWaits > 0
+        let watch = watcher
+        books.unlock()
+        guard held else { return call() }
+        watch?(.callSetAside)
+        Self.sessionCalls.async(execute: call)
     }
 
     /// Reports every callback added and every wait to `watch`, on the thread that added it, and

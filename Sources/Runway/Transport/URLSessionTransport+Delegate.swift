@@ -54,13 +54,13 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         // Only HTTP challenges come here (this URLSession leaves server trust to the system's
         // TLS library). It raises one once the whole 401 has arrived, and then either waits for
         // a credential it never gets or cancels: the 401 is kept as the exchange's outcome, and
-        // the task is cancelled to end the wait — on the handle's queue, since that cancellation
+        // the task is cancelled to end the wait — on a queue of its own, since that cancellation
         // waits for the session's work queue, which may be waiting for this queue (see
         // ``DispatchedDelegateQueue``).
         if let response = challenge.failureResponse as? HTTPURLResponse {
             exchange(task.taskIdentifier)?.challenged(by: response)
         }
-        DataTaskHandle.cancelling.async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        DispatchedDelegateQueue.sessionCalls.async { completionHandler(.cancelAuthenticationChallenge, nil) }
         #endif
     }
 

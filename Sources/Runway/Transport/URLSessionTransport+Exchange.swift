@@ -207,21 +207,34 @@ extension URLSessionTransport {
         #endif
         let session = self.session
         let delegate = self.delegate
+        #if canImport(FoundationNetworking)
+        let callbacks = self.callbacks
+        #endif
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
-                let task: URLSessionDataTask
-                if let streamed {
-                    task = session.dataTask(with: streamed)
-                } else if let fileToSend {
-                    task = session.uploadTask(with: urlRequest, fromFile: fileToSend)
-                } else if let bodyInMemory, !bodyInMemory.isEmpty {
-                    task = session.uploadTask(with: urlRequest, from: bodyInMemory)
-                } else {
-                    task = session.dataTask(with: urlRequest)
+                // Making a task and resuming it each wait for the session's work queue.
+                let begin: @Sendable () -> Void = {
+                    let task: URLSessionDataTask
+                    if let streamed {
+                        task = session.dataTask(with: streamed)
+                    } else if let fileToSend {
+                        task = session.uploadTask(with: urlRequest, fromFile: fileToSend)
+                    } else if let bodyInMemory, !bodyInMemory.isEmpty {
+                        task = session.uploadTask(with: urlRequest, from: bodyInMemory)
+                    } else {
+                        task = session.dataTask(with: urlRequest)
+                    }
+                    delegate.register(
+                        ExchangeTask(request: request, handle: handle, continuation: continuation), for: task.taskIdentifier)
+                    handle.start(task)
                 }
-                delegate.register(
-                    ExchangeTask(request: request, handle: handle, continuation: continuation), for: task.taskIdentifier)
-                handle.start(task)
+                #if canImport(FoundationNetworking)
+                // Not here while the session waits for its delegate: that wait would hold this
+                // thread, one of the few Swift's tasks share.
+                callbacks.callSession(begin)
+                #else
+                begin()
+                #endif
             }
         } onCancel: {
             handle.cancel()

@@ -16,6 +16,10 @@ public import FoundationNetworking
 public final class URLSessionTransport: Transport {
     let session: URLSession
     let delegate: SessionDelegate
+    #if canImport(FoundationNetworking)
+    /// The session's delegate queue, asked whether it holds the session back (Linux).
+    let callbacks: DispatchedDelegateQueue
+    #endif
 
     /// Creates the transport with its own session made from `configuration` (default:
     /// ephemeral, so nothing of it is written to disk).
@@ -35,7 +39,13 @@ public final class URLSessionTransport: Transport {
         configuration.urlCredentialStorage = nil
         let delegate = SessionDelegate()
         self.delegate = delegate
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
+        #if canImport(FoundationNetworking)
+        let callbacks = DispatchedDelegateQueue()
+        self.callbacks = callbacks
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
+        #else
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        #endif
         // Multipart forms are spooled to files for this transport: remove what a crash left.
         UploadSpool.sweepOnce()
     }
@@ -143,7 +153,8 @@ public final class URLSessionTransport: Transport {
 /// answered, under one lock, and a cancelled task's redirect is left unanswered: its
 /// cancellation ends it. (Found by the hostile-answer fuzzer over URLSession on Linux.)
 ///
-/// On Linux the cancellation itself is handed to a queue of its own, outside the lock: there
+/// On Linux the cancellation itself is handed to a queue of its own
+/// (``DispatchedDelegateQueue/sessionCalls``), outside the lock: there
 /// `URLSessionTask.cancel()` waits for the session's work queue, which may be waiting for room
 /// on the delegate queue (``DispatchedDelegateQueue``) — so a delegate callback that cancelled
 /// inline would wait for itself. A redirect answer queued before the mark still reaches the
@@ -156,12 +167,6 @@ final class DataTaskHandle: Sendable {
     }
 
     private let state = Locked<State>(.waiting)
-
-    #if canImport(FoundationNetworking)
-    /// Where tasks are cancelled on Linux: a queue of its own, so that a cancellation waiting
-    /// for a busy session holds one thread, not one of the few the global queues share.
-    static let cancelling = DispatchQueue(label: "runway.urlsession.cancel")
-    #endif
 
     func start(_ task: URLSessionDataTask) {
         let cancelledEarly = state.withLock { state -> Bool in
@@ -182,7 +187,7 @@ final class DataTaskHandle: Sendable {
         }
         guard let running else { return }
         #if canImport(FoundationNetworking)
-        Self.cancelling.async { running.cancel() }
+        DispatchedDelegateQueue.sessionCalls.async { running.cancel() }
         #else
         running.cancel()
         #endif

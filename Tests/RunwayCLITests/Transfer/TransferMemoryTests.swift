@@ -10,7 +10,7 @@ import Testing
 struct TransferMemoryTests {
     static let fileSize: Int64 = 48 << 20
     /// What a transfer may add to the client's peak: less than the file, which a body held in
-    /// memory adds whole (and usually twice, with a copy). Streaming adds 8–16 MB, idle or
+    /// memory adds whole (and usually twice, with a copy). Streaming adds 8–19 MB, idle or
     /// beside eight CPU-bound loops (a fixed 8–9 MB for the runtime's and the client's first
     /// use, then chunks in flight: a URLSession download on Linux keeps at most 2 MiB waiting
     /// for its delegate, `DispatchedDelegateQueue`; without that bound it reached 44.7 MB once).
