@@ -24,8 +24,8 @@ import FoundationNetworking
 /// ``room`` callbacks wait, `addOperation` waits too (on the session's work queue, whose
 /// transfers then stop reading: the sockets fill and TCP slows the servers) until the delegate
 /// catches up. Nothing run on this queue may wait for the session's work queue, or the two
-/// would wait for each other: Runway's delegate cancels tasks and answers challenges from
-/// another thread (``DataTaskHandle/cancel()``). As a guard against a wait nobody foresaw — an
+/// would wait for each other: Runway's delegate cancels tasks and answers challenges on a queue
+/// of the session's own (``callSession(_:)``). As a guard against a wait nobody foresaw — an
 /// app's progress callback that waits for a thread that waits for the session — the session
 /// waits at most ``patience``, then adds its callbacks without waiting until a callback has run.
 final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
@@ -43,7 +43,7 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
         /// The session waited ``patience`` and added its callback without room (and adds the
         /// next ones so until a callback has run).
         case gaveUp
-        /// A call into the held session went to ``sessionCalls`` (``callSession(_:)``).
+        /// A call into the session went to ``sessionCalls`` (``callSession(_:)``).
         case callSetAside
     }
 
@@ -66,23 +66,24 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
         serial.setSpecific(key: onSerial, value: true)
     }
 
-    /// Where calls that wait for a session's work queue go when that queue may be waiting for
-    /// room: cancellations, a challenge's answer, and new tasks while the session is held. A
-    /// queue of its own, so that such a wait holds a thread of its own — never a delegate
-    /// callback, one of the few threads Swift's tasks share, or one of the global queues'.
-    static let sessionCalls = DispatchQueue(label: "runway.urlsession.calls")
+    /// Where calls that wait for this session's work queue go when they cannot wait where they
+    /// are made: from a callback (the work queue may be waiting for this queue), or from
+    /// anywhere while the session waits for room (the call would wait for the delegate too). One
+    /// queue per session, so that a held session holds back only its own calls.
+    let sessionCalls = DispatchQueue(label: "runway.urlsession.calls")
 
-    /// Runs `call`, which waits for the session's work queue (making a task, resuming one), at
-    /// once — or on ``sessionCalls`` while the session waits for room, since it would then wait
-    /// for the delegate too.
+    /// Runs `call`, which waits for the session's work queue (making, resuming or cancelling a
+    /// task, answering a challenge), at once — or on ``sessionCalls`` when made from a callback
+    /// or while the session waits for room.
     func callSession(_ call: @escaping @Sendable () -> Void) {
+        let fromCallback = DispatchQueue.getSpecific(key: onSerial) == true
         books.lock()
         let held = sessionWaits > 0
         let watch = watcher
         books.unlock()
-        guard held else { return call() }
+        guard fromCallback || held else { return call() }
         watch?(.callSetAside)
-        Self.sessionCalls.async(execute: call)
+        sessionCalls.async(execute: call)
     }
 
     /// Reports every callback added and every wait to `watch`, on the thread that added it, and

@@ -13,6 +13,14 @@ import Security
 final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     /// Exchanges in flight, by task identifier: their callbacks come here.
     private let exchanges = Locked<[Int: ExchangeTask]>([:])
+    #if canImport(FoundationNetworking)
+    /// The session's delegate queue: calls into the session from a callback go through it.
+    private let callbacks: DispatchedDelegateQueue
+
+    init(callbacks: DispatchedDelegateQueue) {
+        self.callbacks = callbacks
+    }
+    #endif
 
     func register(_ exchange: ExchangeTask, for identifier: Int) {
         exchanges.withLock { $0[identifier] = exchange }
@@ -60,7 +68,7 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         if let response = challenge.failureResponse as? HTTPURLResponse {
             exchange(task.taskIdentifier)?.challenged(by: response)
         }
-        DispatchedDelegateQueue.sessionCalls.async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        callbacks.callSession { completionHandler(.cancelAuthenticationChallenge, nil) }
         #endif
     }
 

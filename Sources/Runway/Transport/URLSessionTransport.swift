@@ -37,13 +37,15 @@ public final class URLSessionTransport: Transport {
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCredentialStorage = nil
-        let delegate = SessionDelegate()
-        self.delegate = delegate
         #if canImport(FoundationNetworking)
         let callbacks = DispatchedDelegateQueue()
+        let delegate = SessionDelegate(callbacks: callbacks)
         self.callbacks = callbacks
+        self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         #else
+        let delegate = SessionDelegate()
+        self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         #endif
         // Multipart forms are spooled to files for this transport: remove what a crash left.
@@ -77,7 +79,11 @@ public final class URLSessionTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try request.refuseUncheckablePins(checking: pinScopes)
         let urlRequest = try Self.urlRequest(for: request)
+        #if canImport(FoundationNetworking)
+        let handle = DataTaskHandle(callbacks: callbacks)
+        #else
         let handle = DataTaskHandle()
+        #endif
         // The engine ends the exchange — its deadline, the load's cancellation — through this.
         let cancellation = request.cancellation
         let registration = cancellation?.register { handle.cancel() }
@@ -153,12 +159,11 @@ public final class URLSessionTransport: Transport {
 /// answered, under one lock, and a cancelled task's redirect is left unanswered: its
 /// cancellation ends it. (Found by the hostile-answer fuzzer over URLSession on Linux.)
 ///
-/// On Linux the cancellation itself is handed to a queue of its own
-/// (``DispatchedDelegateQueue/sessionCalls``), outside the lock: there
-/// `URLSessionTask.cancel()` waits for the session's work queue, which may be waiting for room
-/// on the delegate queue (``DispatchedDelegateQueue``) — so a delegate callback that cancelled
-/// inline would wait for itself. A redirect answer queued before the mark still reaches the
-/// work queue before the cancellation does.
+/// On Linux the cancellation itself runs outside the lock, through
+/// ``DispatchedDelegateQueue/callSession(_:)``: there `URLSessionTask.cancel()` waits for the
+/// session's work queue, which may be waiting for room on the delegate queue — so a delegate
+/// callback that cancelled inline would wait for itself. A redirect answer queued before the
+/// mark still reaches the work queue before the cancellation does.
 final class DataTaskHandle: Sendable {
     private enum State {
         case waiting
@@ -167,6 +172,13 @@ final class DataTaskHandle: Sendable {
     }
 
     private let state = Locked<State>(.waiting)
+    #if canImport(FoundationNetworking)
+    private let callbacks: DispatchedDelegateQueue
+
+    init(callbacks: DispatchedDelegateQueue) {
+        self.callbacks = callbacks
+    }
+    #endif
 
     func start(_ task: URLSessionDataTask) {
         let cancelledEarly = state.withLock { state -> Bool in
@@ -178,7 +190,7 @@ final class DataTaskHandle: Sendable {
         task.resume()
     }
 
-    /// Marks the task cancelled and cancels it, without waiting for the session (on Linux).
+    /// Marks the task cancelled and cancels it; on Linux, never waiting for a held session.
     func cancel() {
         let running = state.withLock { state -> URLSessionDataTask? in
             defer { state = .cancelled }
@@ -187,7 +199,7 @@ final class DataTaskHandle: Sendable {
         }
         guard let running else { return }
         #if canImport(FoundationNetworking)
-        DispatchedDelegateQueue.sessionCalls.async { running.cancel() }
+        callbacks.callSession { running.cancel() }
         #else
         running.cancel()
         #endif

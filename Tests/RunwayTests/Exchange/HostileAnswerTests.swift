@@ -87,7 +87,11 @@ struct HostileAnswerTests {
         let transport = URLSessionTransport()
         try await withCleanup({ await server.stop() }) {
             let url = try #require(URL(string: server.baseURL + "/held"))
+            #if canImport(FoundationNetworking)
+            let handle = DataTaskHandle(callbacks: transport.callbacks)
+            #else
             let handle = DataTaskHandle()
+            #endif
             handle.start(transport.session.dataTask(with: url))
             let answered = TestBox(0)
             handle.answerRedirect { answered.mutate { $0 += 1 } }

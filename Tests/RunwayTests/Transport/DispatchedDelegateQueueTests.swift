@@ -94,21 +94,15 @@ struct DispatchedDelegateQueueTests {
         var mostWaiting = 0
         var fullAt: Int?
         var gaveUp = 0
-        var setAside = 0
-        /// The statuses of the loads `whileHeld` began, once they ended (or what they threw).
-        var began: [String] = []
     }
 
     /// Downloads `size` bytes of the demo server's blob over a new ``URLSessionTransport`` into
     /// `sink`, whose first chunk holds the delegate queue. The first time the session finds the
     /// queue full (or, were no room kept, once more than ``DispatchedDelegateQueue/room``
     /// callbacks wait), the sink is opened — by the session's own thread, in the report, so that
-    /// nothing else need run meanwhile — or, given `whileHeld`, that runs first, in this task,
-    /// and the sink is opened after it (or when the session gives up waiting, so that a failure
-    /// ends). Returns what the queue reported and the outcome.
+    /// nothing else need run meanwhile. Returns what the queue reported and the outcome.
     func download(
-        _ size: Int, into sink: HeldSink, patience: TimeInterval,
-        whileHeld: ((URLSessionTransport, _ port: Int) -> [Task<String, Never>])? = nil, setAside: Int = 0
+        _ size: Int, into sink: HeldSink, patience: TimeInterval
     ) async throws -> (Watched, Result<TransportResponse, any Error>) {
         let server = try await DemoServer.start()
         return try await withCleanup({ await server.stop() }) {
@@ -116,11 +110,6 @@ struct DispatchedDelegateQueueTests {
             let queue = try #require(transport.session.delegateQueue as? DispatchedDelegateQueue)
             let watched = Mutex(Watched())
             let opened = Mutex(false)
-            let held = OneShot<Void>()
-            /// Resolved once `setAside` calls went to the queue of their own, or the session
-            /// gave up waiting.
-            let proceed = OneShot<Void>()
-            let opensItself = whileHeld == nil
             @Sendable func openOnce() {
                 let first = opened.withLock { opened in
                     defer { opened = true }
@@ -139,34 +128,20 @@ struct DispatchedDelegateQueueTests {
                         return true
                     case .gaveUp:
                         watched.gaveUp += 1
-                        _ = proceed.resolve(())
-                        openOnce()
                         return false
                     case .callSetAside:
-                        watched.setAside += 1
-                        if watched.setAside == setAside { _ = proceed.resolve(()) }
                         return false
                     }
                 }
                 guard reached else { return }
-                if opensItself { openOnce() } else { _ = held.resolve(()) }
+                openOnce()
             }
             let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
                                    path: "/files/blob?size=\(size)")
             let request = TransportRequest(head: head, content: nil, timeout: .seconds(600), apiName: "blob",
                                            responseSink: sink)
-            let exchange = Task { try await transport.send(request) }
-            var began: [Task<String, Never>] = []
-            if let whileHeld {
-                await held.value()
-                began = whileHeld(transport, server.port)
-                await proceed.value()
-                openOnce()
-            }
-            let outcome = await exchange.result
-            var seen = watched.withLock { $0 }
-            for load in began { seen.began.append(await load.value) }
-            return (seen, outcome)
+            let outcome = await Task { try await transport.send(request) }.result
+            return (watched.withLock { $0 }, outcome)
         }
     }
 
@@ -199,31 +174,43 @@ struct DispatchedDelegateQueueTests {
         #expect(error.map { "\($0)" }?.contains(HeldSink.refusal) == true, "the sink's own error: \(String(describing: error))")
     }
 
-    @Test("a load begun while the session waits for room waits on a queue of its own, not on one of Swift's threads")
-    func loadsBegunWhileHeldTakeNoSharedThread() async throws {
-        let sink = HeldSink(refuses: false)
-        // More loads than Swift's tasks have threads: had each waited for the held session
-        // where it began, none would be left to run this test on, and the session would wait
-        // out its patience before the sink opened.
-        let count = ProcessInfo.processInfo.activeProcessorCount + 2
-        let (watched, outcome) = try await download(8 << 20, into: sink, patience: 60, whileHeld: { transport, port in
-            (0..<count).map { _ in
-                Task {
-                    let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(port)", path: "/files/blob?size=64")
-                    let request = TransportRequest(head: head, body: nil, timeout: .seconds(600), apiName: "small")
-                    do {
-                        return "\(try await transport.send(request).head.status.code)"
-                    } catch {
-                        return "\(error)"
-                    }
-                }
+    @Test("a call into the session made while it waits for room goes to the session's own queue; one made otherwise runs at once")
+    func callsWhileHeldAreSetAside() async throws {
+        let server = try await DemoServer.start()
+        try await withCleanup({ await server.stop() }) {
+            let transport = URLSessionTransport()
+            let queue = transport.callbacks
+            let sink = HeldSink(refuses: false)
+            // What `callSession` did with a call made while held, and with one made before.
+            let ranAtOnce = Mutex<[Bool]>([])
+            let opened = Mutex(false)
+            @Sendable func call() {
+                let done = Mutex(false)
+                queue.callSession { done.withLock { $0 = true } }
+                let ran = done.withLock { $0 }
+                ranAtOnce.withLock { $0.append(ran) }
             }
-        }, setAside: count)
-        #expect(watched.gaveUp == 0, "the session never waited out its patience")
-        #expect(watched.setAside == count, "every load begun while the session was held went to the queue of its own")
-        #expect(try outcome.get().head.status == .ok)
-        #expect(sink.bytes == 8 << 20)
-        #expect(watched.began == Array(repeating: "200", count: count), "each load began while held was answered")
+            call()
+            queue.watch(patience: 60) { event in
+                guard case .full = event else { return }
+                let first = opened.withLock { opened in
+                    defer { opened = true }
+                    return !opened
+                }
+                guard first else { return }
+                // The session is held from here until the sink opens: a call made now (here,
+                // on the session's own thread, so that nothing else need run) is set aside.
+                call()
+                sink.open()
+            }
+            let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
+                                   path: "/files/blob?size=\(8 << 20)")
+            let request = TransportRequest(head: head, content: nil, timeout: .seconds(600), apiName: "blob",
+                                           responseSink: sink)
+            let response = try await transport.send(request)
+            #expect(response.head.status == .ok)
+            #expect(ranAtOnce.withLock { $0 } == [true, false], "at once before; set aside while held")
+        }
     }
 }
 #endif
