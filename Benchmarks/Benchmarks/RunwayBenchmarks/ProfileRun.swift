@@ -18,7 +18,10 @@ import RunwayNIO
 ///
 /// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
 /// parser), `rawperloop` (the same, over one client per event loop, each with its share of the
-/// connections, taken in turn: the pool Runway's transport keeps, for the raw client), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
+/// connections, taken in turn: the pool Runway's transport keeps, for the raw client), `rawloop` (the
+/// same clients, every load through the first: one host's loads one after another as Runway's
+/// transport places them, on one loop with its connection — the fastest raw client here for
+/// sequential loads), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
 /// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
 /// engine's API call takes), `engine`, `manager` (an `APIManager` awaited from a background
 /// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionengine` (the
@@ -83,6 +86,10 @@ enum ProfileRun {
                     let response = try await client.execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
                     let body = try await response.body.collect(upTo: 1 << 20)
                     try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                case "rawloop":
+                    let response = try await perLoop[0].execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
                 case "transport":
                     let path = String(numbered.dropFirst(parts[2].count))
                     let request = TransportRequest(
@@ -104,7 +111,9 @@ enum ProfileRun {
                 case "parse":
                     try Fixture.check(try JSON(parsing: ListingServer.body))
                 default:
-                    print("no way named \(way): raw, rawperloop, transport, engine, manager, session, sessionengine, memory, parse or mixed")
+                    print(
+                        "no way named \(way): raw, rawperloop, rawloop, transport, engine, manager, session, sessionengine,"
+                            + " memory, parse or mixed")
                     exit(2)
                 }
             }
