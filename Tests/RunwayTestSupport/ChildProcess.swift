@@ -34,6 +34,8 @@ public final class ChildProcess: @unchecked Sendable {
         case file(String)
         /// The same as the child's standard output (for standard error).
         case output
+        /// This process's own stream of the same number.
+        case inherited
     }
 
     /// How the child ended.
@@ -61,7 +63,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     private let lock = NSLock()
     private var waitStatus: Int32? {
-        didSet { if waitStatus != nil { scratch?.remove() } }
+        didSet {
+            guard waitStatus != nil else { return }
+            scratch?.remove()
+            Leftovers.shared.remove(processIdentifier)
+        }
     }
     /// A folder the child writes in and no one reads after it: removed once the child has ended.
     private let scratch: ScratchFolder?
@@ -116,6 +122,8 @@ public final class ChildProcess: @unchecked Sendable {
             case .output:
                 posix_spawn_file_actions_adddup2(&actions, 1, target)
                 return nil
+            case .inherited:
+                return nil
             case .pipe:
                 var ends: [Int32] = [0, 0]
                 guard pipe(&ends) == 0 else { throw SpawnFailure(description: "pipe: errno \(errno)") }
@@ -160,6 +168,13 @@ public final class ChildProcess: @unchecked Sendable {
         }
         guard spawned == 0 else { throw SpawnFailure(description: "cannot start \(executable): errno \(spawned)") }
         processIdentifier = pid
+        Leftovers.shared.add(pid)
+    }
+
+    /// Whether this process kills the child when it exits: from its start until a wait or a poll
+    /// sees it end (``Leftovers``).
+    public var isKilledAtExit: Bool {
+        Leftovers.shared.contains(processIdentifier)
     }
 
     /// Makes the child close every descriptor above standard error before it runs, so that it
@@ -235,5 +250,42 @@ public final class ChildProcess: @unchecked Sendable {
     /// Sends SIGINT.
     public func interrupt() {
         if processIdentifier > 0, lock.withLock({ waitStatus == nil }) { kill(processIdentifier, SIGINT) }
+    }
+}
+
+/// Every child this process started and has not seen end, killed when the process exits: a test
+/// that never reached its clean-up (past its time limit, or failed before it) would otherwise
+/// leave its server running after the suite — seen: `runway serve` children and httpbin's
+/// workers still there after a failed run. `SIGKILL`, since a child may block the gentler ones
+/// (`unshare` blocks `SIGTERM`); gunicorn's workers see their parent gone and stop themselves.
+/// A child is taken off the list when a wait or a poll reaps it, so no process id is signalled
+/// after it could have been reused. (A process killed outright runs no exit handler: what
+/// `PostgresCluster` sweeps by owner is for that.)
+final class Leftovers: @unchecked Sendable {
+    static let shared = Leftovers()
+
+    private let lock = NSLock()
+    private var running: Set<pid_t> = []
+
+    private init() {
+        atexit { Leftovers.shared.killAll() }
+    }
+
+    func add(_ pid: pid_t) {
+        lock.withLock { _ = running.insert(pid) }
+    }
+
+    func remove(_ pid: pid_t) {
+        lock.withLock { _ = running.remove(pid) }
+    }
+
+    func contains(_ pid: pid_t) -> Bool {
+        lock.withLock { running.contains(pid) }
+    }
+
+    /// Kills every child still on the list (the exit handler).
+    private func killAll() {
+        let children = lock.withLock { running }
+        for pid in children { kill(pid, SIGKILL) }
     }
 }
