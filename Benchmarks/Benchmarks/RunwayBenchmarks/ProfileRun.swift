@@ -24,7 +24,8 @@ import RunwayNIO
 /// sequential loads), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
 /// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
 /// engine's API call takes), `engine`, `manager` (an `APIManager` awaited from a background
-/// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionengine` (the
+/// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionstream` (raw
+/// URLSession taking the body chunk by chunk through its delegate: ``StreamingSession``), `sessionengine` (the
 /// engine over ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the
 /// `Overhead` lines), `parse` (the parser alone, on the same body) and `mixed` (`raw` and
 /// `engine` loads in turn in one process, as the interleaved lines run them, timed apart).
@@ -63,6 +64,7 @@ enum ProfileRun {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         let session = URLSession(configuration: sessionConfiguration)
+        let streaming = StreamingSession()
         do {
             try engine.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
             try memory.register(Service(id: .bench, baseURLs: [.release: parts[2]]))
@@ -104,6 +106,9 @@ enum ProfileRun {
                     guard let sessionURL = URL(string: numbered) else { throw FixtureError.notStarted }
                     let (data, _) = try await session.data(from: sessionURL)
                     try Fixture.check(try JSON(parsing: data))
+                case "sessionstream":
+                    guard let sessionURL = URL(string: numbered) else { throw FixtureError.notStarted }
+                    try Fixture.check(try JSON(parsing: try await streaming.load(sessionURL)))
                 case "sessionengine":
                     try await fixture.runwayEngine(sessionEngine, distinct: distinct)
                 case "memory":
@@ -112,8 +117,8 @@ enum ProfileRun {
                     try Fixture.check(try JSON(parsing: ListingServer.body))
                 default:
                     print(
-                        "no way named \(way): raw, rawperloop, rawloop, transport, engine, manager, session, sessionengine,"
-                            + " memory, parse or mixed")
+                        "no way named \(way): raw, rawperloop, rawloop, transport, engine, manager, session, sessionstream,"
+                            + " sessionengine, memory, parse or mixed")
                     exit(2)
                 }
             }

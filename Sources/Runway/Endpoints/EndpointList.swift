@@ -11,8 +11,8 @@ public import RunwayStorage
 /// For example:
 ///
 /// ```swift
-/// let list = try EndpointList(selector: selector, container: container)  // the stored list, now
-/// try await list.refresh(using: engine, api: ServerListAPI())              // at most once a day
+/// let list = try await EndpointList.open(selector: selector, container: container)  // off the caller's actor
+/// try await list.refresh(using: engine, api: ServerListAPI())                          // at most once a day
 /// ```
 public final class EndpointList: Sendable {
     /// What is stored.
@@ -36,6 +36,9 @@ public final class EndpointList: Sendable {
 
     /// Opens the stored list of `selector`'s host (if any) and hands its addresses to the
     /// selector, beside the configured ones, unless it is older than `maximumStoredAge`.
+    ///
+    /// Reading the file is disk work done here, on the caller's thread: from the main actor (an
+    /// app's launch code), use ``open(selector:container:maximumAge:maximumStoredAge:now:)``.
     ///
     /// - parameters:
     ///   - selector: The selector whose host the list is for, and which receives its addresses.

@@ -73,6 +73,10 @@ public final class OperationLog: Sendable {
     /// Opens the queue in `container` and starts its writer and uploader; events left by an
     /// earlier run are uploaded at once.
     ///
+    /// Opening the queue's SQLite file is disk work done here, on the caller's thread: from the
+    /// main actor (an app's launch code), use
+    /// ``open(engine:service:container:policy:logger:onUpload:)``.
+    ///
     /// - parameters:
     ///   - engine: Sends the uploads; `service` must be registered with it.
     ///   - service: The collector's service.

@@ -134,7 +134,8 @@ enum ArticleSnippets {
     static func operationLog(engine: Engine, collectorURL: String, root: URL) async throws -> OperationLog {
         // snippet: OperationLogs-record
         try engine.register(Service(id: "oplog", baseURLs: [.release: collectorURL]))
-        let log = try OperationLog(engine: engine, service: "oplog", container: Container(root: root))
+        // Opens its SQLite file off the caller's actor (`OperationLog(engine:…)` opens it in place).
+        let log = try await OperationLog.open(engine: engine, service: "oplog", container: Container(root: root))
         try log.record("listing.tap", payload: ["position": 3])
         // The app goes to the background: send what is waiting, in one burst.
         try await log.flush()
