@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import HTTPTypes
 import Logging
+import NIOCore
 import NIOPosix
 import Runway
 import RunwayNIO
@@ -18,17 +19,19 @@ import RunwayNIO
 ///
 /// Ways: `raw` (AsyncHTTPClient's `async` interface, configured as Runway's transport, Runway's
 /// parser), `rawperloop` (the same, over one client per event loop, each with its share of the
-/// connections, taken in turn: the pool Runway's transport keeps, for the raw client), `rawloop` (the
-/// same clients, every load through the first: one host's loads one after another as Runway's
+/// connections, taken in turn: the pool Runway's transport keeps, for the raw client), `rawloop`
+/// (the same clients, every load through the first: one host's loads one after another as Runway's
 /// transport places them, on one loop with its connection — the fastest raw client here for
-/// sequential loads), `transport` (``AsyncHTTPClientTransport`` alone, no engine: without the engine's
-/// collector it gathers the body through AsyncHTTPClient's `async` interface, not the path an
-/// engine's API call takes), `engine`, `manager` (an `APIManager` awaited from a background
-/// task), `session` (raw URLSession, ephemeral, no cache, Runway's parser), `sessionstream` (raw
-/// URLSession taking the body chunk by chunk through its delegate: ``StreamingSession``), `sessionengine` (the
-/// engine over ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the
-/// `Overhead` lines), `parse` (the parser alone, on the same body) and `mixed` (`raw` and
-/// `engine` loads in turn in one process, as the interleaved lines run them, timed apart).
+/// sequential loads), `rawdelegate` (the same client through AsyncHTTPClient's delegate interface,
+/// as Runway's transport sends an API call: ``CollectingDelegate``), `transport`
+/// (``AsyncHTTPClientTransport`` alone, no engine: without the engine's collector it gathers the
+/// body through AsyncHTTPClient's `async` interface, not the path an engine's API call takes),
+/// `engine`, `manager` (an `APIManager` awaited from a background task), `session` (raw URLSession,
+/// ephemeral, no cache, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
+/// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
+/// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
+/// lines), `parse` (the parser alone, on the same body) and `mixed` (`raw` and `engine` loads in
+/// turn in one process, as the interleaved lines run them, timed apart).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -92,6 +95,15 @@ enum ProfileRun {
                     let response = try await perLoop[0].execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
                     let body = try await response.body.collect(upTo: 1 << 20)
                     try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                case "rawdelegate":
+                    let loop: any EventLoop = loops[0]
+                    let request = try HTTPClient.Request(url: numbered)
+                    let deadline = NIODeadline.now() + TimeAmount.seconds(20)
+                    let task: HTTPClient.Task<ByteBuffer> = perLoop[0].execute(
+                        request: request, delegate: CollectingDelegate(), eventLoop: .delegate(on: loop),
+                        deadline: deadline)
+                    let body: ByteBuffer = try await task.futureResult.get()
+                    try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
                 case "transport":
                     let path = String(numbered.dropFirst(parts[2].count))
                     let request = TransportRequest(
@@ -117,8 +129,8 @@ enum ProfileRun {
                     try Fixture.check(try JSON(parsing: ListingServer.body))
                 default:
                     print(
-                        "no way named \(way): raw, rawperloop, rawloop, transport, engine, manager, session, sessionstream,"
-                            + " sessionengine, memory, parse or mixed")
+                        "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, engine, manager, session,"
+                            + " sessionstream, sessionengine, memory, parse or mixed")
                     exit(2)
                 }
             }
