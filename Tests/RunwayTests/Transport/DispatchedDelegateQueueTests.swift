@@ -181,16 +181,20 @@ struct DispatchedDelegateQueueTests {
             let transport = URLSessionTransport()
             let queue = transport.callbacks
             let sink = HeldSink(refuses: false)
-            // What `callSession` did with a call made while held, and with one made before.
-            let ranAtOnce = Mutex<[Bool]>([])
+            // What `callSession` did with the call made before (0) and the one made while held
+            // (1): whether it ran on the thread that made it, at once — or on another, set
+            // aside. (Whether it had run by the time `callSession` returned says nothing: on a
+            // busy machine a set-aside call can run before its maker's next line.)
+            let ranAtOnce = Mutex<[Int: Bool]>([:])
             let opened = Mutex(false)
-            @Sendable func call() {
-                let done = Mutex(false)
-                queue.callSession { done.withLock { $0 = true } }
-                let ran = done.withLock { $0 }
-                ranAtOnce.withLock { $0.append(ran) }
+            @Sendable func call(_ index: Int) {
+                let maker = pthread_self()
+                queue.callSession {
+                    let here = pthread_equal(pthread_self(), maker) != 0
+                    ranAtOnce.withLock { $0[index] = here }
+                }
             }
-            call()
+            call(0)
             queue.watch(patience: 60) { event in
                 guard case .full = event else { return }
                 let first = opened.withLock { opened in
@@ -200,7 +204,7 @@ struct DispatchedDelegateQueueTests {
                 guard first else { return }
                 // The session is held from here until the sink opens: a call made now (here,
                 // on the session's own thread, so that nothing else need run) is set aside.
-                call()
+                call(1)
                 sink.open()
             }
             let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
@@ -209,7 +213,9 @@ struct DispatchedDelegateQueueTests {
                                            responseSink: sink)
             let response = try await transport.send(request)
             #expect(response.head.status == .ok)
-            #expect(ranAtOnce.withLock { $0 } == [true, false], "at once before; set aside while held")
+            // The session's own queue has run what was set aside.
+            queue.sessionCalls.sync {}
+            #expect(ranAtOnce.withLock { $0 } == [0: true, 1: false], "at once before; set aside while held")
         }
     }
 }
