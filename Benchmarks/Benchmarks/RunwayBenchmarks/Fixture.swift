@@ -6,6 +6,7 @@ import FoundationNetworking
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOPosix
 import Runway
 import RunwayNIO
 import RunwayDemoServer
@@ -33,6 +34,10 @@ final class Fixture: @unchecked Sendable {
 
     private(set) var server: ListingServer.Child?
     private(set) var rawClient: HTTPClient?
+    /// A raw client on one event loop with its share of the connections, as Runway's transport
+    /// keeps one a loop: every load of it on the loop its connection lives on, as the transport
+    /// places one host's loads one after another (the stricter sequential baseline).
+    private(set) var rawLoopClient: HTTPClient?
     private(set) var shippedClient: HTTPClient?
     private(set) var transport: AsyncHTTPClientTransport?
     private(set) var nioEngine: Engine?
@@ -62,6 +67,10 @@ final class Fixture: @unchecked Sendable {
         let connections = AsyncHTTPClientTransport.Connections(maximumConnectionsPerHost: Self.connections)
         rawClient = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.clientConfiguration(connections))
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        var share = AsyncHTTPClientTransport.clientConfiguration(connections)
+        share.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(Self.connections / max(loops.count, 1), 1)
+        rawLoopClient = loops.first.map { HTTPClient(eventLoopGroup: $0, configuration: share) }
         // AsyncHTTPClient as shipped (its tracer on, a no-op span per request): what an app
         // that makes a client without thinking of tracing has.
         var shipped = HTTPClient.Configuration(redirectConfiguration: .disallow)
@@ -90,6 +99,7 @@ final class Fixture: @unchecked Sendable {
 
     func stop() async throws {
         try await rawClient?.shutdown()
+        try await rawLoopClient?.shutdown()
         try await shippedClient?.shutdown()
         try await transport?.shutdown()
         try await secure?.shutdown()
@@ -114,6 +124,19 @@ final class Fixture: @unchecked Sendable {
     /// The load's params for Runway: the same number, when the load must be `distinct`.
     func params(distinct: Bool) -> Parameters {
         distinct ? ["n": .int(numbers.next())] : [:]
+    }
+
+    /// One load through ``rawLoopClient``, parsed with `JSONSerialization` or, `runwayParser`,
+    /// with Runway's parser.
+    func rawLoopAsyncHTTPClient(runwayParser: Bool) async throws {
+        guard let rawLoopClient else { throw FixtureError.notStarted }
+        let response = try await rawLoopClient.execute(HTTPClientRequest(url: listingsURL), timeout: .seconds(20))
+        let body = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+        if runwayParser {
+            try Self.check(try JSON(parsing: body))
+        } else {
+            try Self.check(try JSONSerialization.jsonObject(with: body))
+        }
     }
 
     /// The same exchange over AsyncHTTPClient as shipped (its tracer on), parsed by Runway's

@@ -31,6 +31,7 @@ enum InterleavedBenchmarks {
     static let managerOffMain = Metrics("APIManager from a background task")
     static let mainActorHops = Metrics("Engine through a main-actor function, from a background task,")
     static let engine = Metrics("Engine")
+    static let engineOverLoopClient = Metrics("Engine (baseline: one client a loop)")
     static let engineOnMain = Metrics("Engine from the main actor")
     static let concurrentEngine = Metrics("32 in flight: Engine")
     static let concurrentManager = Metrics("32 in flight: APIManager from the main actor")
@@ -105,6 +106,17 @@ enum InterleavedBenchmarks {
         }
         line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient", engine) { engine in
             try await ratios(raw: raw, runway: { try await fixture.runwayEngine(engine) })
+        }
+        // The stricter baseline: the raw client as Runway's transport keeps its pool (one client a
+        // loop) and places one host's loads (on the loop of its connection), so that it hands no
+        // answer across threads either.
+        line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient on one event loop with its connection", engineOverLoopClient) { engine in
+            try await ratios(
+                raw: (
+                    { try await fixture.rawLoopAsyncHTTPClient(runwayParser: false) },
+                    { try await fixture.rawLoopAsyncHTTPClient(runwayParser: true) }
+                ),
+                runway: { try await fixture.runwayEngine(engine) })
         }
         line("GET sequential, interleaved: Runway Engine ÷ raw AsyncHTTPClient, both called from the main actor", engineOnMain) { engine in
             try await MainActorLoop.interleavedEngine(engine: engine, fixture: fixture)
