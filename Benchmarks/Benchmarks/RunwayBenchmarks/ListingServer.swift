@@ -6,7 +6,8 @@ import RunwayDemoServer
 
 /// The HTTP benchmarks' server: this same executable started again in a process of its own
 /// (on two cores, a server in the client's process takes the client's CPU), answering
-/// `GET /listings` with the same precomputed 2.4 KB JSON list every time — over plain HTTP/1.1
+/// `GET /listings` with the same precomputed 2.4 KB JSON list every time (and `GET /blob?size=N`
+/// with N bytes, for the held-session way of the profiling mode) — over plain HTTP/1.1
 /// on one port, and over TLS on another, where ALPN offers HTTP/2 and HTTP/1.1 (the client's
 /// configuration picks).
 enum ListingServer {
@@ -37,6 +38,25 @@ enum ListingServer {
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: payload))
+        }
+        // `size` bytes of zeros, written 64 KiB at a time: the held-session way's download.
+        let block = ByteBuffer(repeating: 0, count: 64 << 10)
+        router.get("/blob") { request, _ -> Response in
+            let size = request.uri.queryParameters.get("size", as: Int.self) ?? 0
+            var headers = HTTPFields()
+            headers[.contentType] = "application/octet-stream"
+            headers[.contentLength] = String(max(size, 0))
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    var left = max(size, 0)
+                    while left > 0 {
+                        let count = min(left, block.readableBytes)
+                        try await writer.write(block.getSlice(at: block.readerIndex, length: count) ?? ByteBuffer())
+                        left -= count
+                    }
+                    try await writer.finish(nil)
+                })
         }
         let plain = Application(
             router: router,

@@ -30,8 +30,9 @@ import RunwayNIO
 /// ephemeral, no cache, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
 /// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
 /// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
-/// lines), `parse` (the parser alone, on the same body) and `mixed` (`raw` and `engine` loads in
-/// turn in one process, as the interleaved lines run them, timed apart).
+/// lines), `parse` (the parser alone, on the same body), `mixed` (`raw` and `engine` loads in
+/// turn in one process, as the interleaved lines run them, timed apart), and `sessionheld` and
+/// `sessionapart` (loads beside a download into a slow sink: ``HeldSessionRun``).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -130,9 +131,15 @@ enum ProfileRun {
                 default:
                     print(
                         "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, engine, manager, session,"
-                            + " sessionstream, sessionengine, memory, parse or mixed")
+                            + " sessionstream, sessionengine, memory, parse, mixed, sessionheld or sessionapart")
                     exit(2)
                 }
+            }
+            if way == "sessionheld" || way == "sessionapart" || way == "sessionshared" {
+                try await HeldSessionRun.run(
+                    sameTransport: way == "sessionheld", count: count, base: parts[2], host: host, port: port, logger: logger,
+                    rawSession: way == "sessionshared")
+                exit(0)
             }
             if way == "mixed" {
                 // Raw and engine loads in turn in one process, as the interleaved lines run them,

@@ -6,8 +6,8 @@ import FoundationNetworking
 
 #if canImport(FoundationNetworking)
 /// A serial delegate queue that runs each of the session's callbacks as a plain block on one
-/// serial dispatch queue, in the order they came — and holds the session back while too many
-/// wait, so that a slow delegate slows the transfer instead of filling memory.
+/// serial dispatch queue, in the order they came — and, past a ceiling, holds the session back
+/// until the delegate catches up, so that a delegate far behind cannot fill memory.
 ///
 /// swift-corelibs-foundation hands every delegate callback to the session's queue with
 /// `delegateQueue.addOperation { … }` (the head, each chunk of the body, the end, redirects and
@@ -23,14 +23,25 @@ import FoundationNetworking
 /// between a fast server and a delegate that writes to a slow disk or waits for the CPU. When
 /// ``room`` callbacks wait, `addOperation` waits too (on the session's work queue, whose
 /// transfers then stop reading: the sockets fill and TCP slows the servers) until the delegate
-/// catches up. Nothing run on this queue may wait for the session's work queue, or the two
-/// would wait for each other: Runway's delegate cancels tasks and answers challenges on a queue
-/// of the session's own (``callSession(_:)``). As a guard against a wait nobody foresaw — an
-/// app's progress callback that waits for a thread that waits for the session — the session
-/// waits at most ``patience``, then adds its callbacks without waiting until a callback has run.
+/// catches up. The room is a ceiling, not flow control, because that wait is not the session's
+/// alone: in the Foundation of Swift 6.3 every session's work queue runs on one shared serial
+/// queue (`org.swift.URLSession.SharedQueue`, named in `libFoundationNetworking.so`), so while
+/// one session waits here every URLSession in the process waits with it — measured: a load on
+/// `URLSession.shared` waited out a whole 256 MiB download into a sink that took 1 ms a chunk.
+/// 1,024 callbacks (16 MiB of chunks) bounds what a delegate far behind leaves waiting (the
+/// transfer tests' 48 MiB download to a delegate starved of CPU once peaked 44.7 MB over its
+/// start with no ceiling), while a delegate behind by less holds back nothing. A download into a
+/// sink far slower than the network belongs on AsyncHTTPClient's transport, which slows that
+/// download alone.
+///
+/// Nothing run on this queue may wait for the session's work queue, or the two would wait for
+/// each other: Runway's delegate cancels tasks and answers challenges on a queue of the
+/// session's own (``callSession(_:)``). As a guard against a wait nobody foresaw — an app's
+/// progress callback that waits for a thread that waits for the session — the session waits at
+/// most ``patience``, then adds its callbacks without waiting until a callback has run.
 final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
-    /// How many callbacks may wait before the session waits for room: 128 chunks, 2 MiB.
-    static let room = 128
+    /// How many callbacks may wait before the session waits for room: 1,024 chunks, 16 MiB.
+    static let room = 1_024
     /// The longest the session waits for room at one time.
     static let patience: TimeInterval = 5
 

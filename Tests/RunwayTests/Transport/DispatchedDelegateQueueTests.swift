@@ -147,7 +147,7 @@ struct DispatchedDelegateQueueTests {
 
     @Test("a delegate that falls behind holds the session back: no more than its room of callbacks wait")
     func roomBoundsWaitingChunks() async throws {
-        // 2,048 of the 16 KiB chunks libcurl hands the session here: sixteen times the room.
+        // 2,048 of the 16 KiB chunks libcurl hands the session here: twice the room.
         let size = 32 << 20
         let sink = HeldSink(refuses: false)
         // The session's patience a minute, not 5 s: a starved machine must not end its wait.
@@ -207,8 +207,9 @@ struct DispatchedDelegateQueueTests {
                 call(1)
                 sink.open()
             }
+            // Twice the room: the session finds the queue full.
             let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
-                                   path: "/files/blob?size=\(8 << 20)")
+                                   path: "/files/blob?size=\(32 << 20)")
             let request = TransportRequest(head: head, content: nil, timeout: .seconds(600), apiName: "blob",
                                            responseSink: sink)
             let response = try await transport.send(request)
@@ -216,6 +217,53 @@ struct DispatchedDelegateQueueTests {
             // The session's own queue has run what was set aside.
             queue.sessionCalls.sync {}
             #expect(ranAtOnce.withLock { $0 } == [0: true, 1: false], "at once before; set aside while held")
+        }
+    }
+
+    /// Every URLSession of the process waits while one waits for room (their work queues share
+    /// one serial queue: ``DispatchedDelegateQueue``), so a delegate that is only behind must
+    /// hold back nothing: here 256 callbacks and more wait for a held sink — twice the room this
+    /// queue once kept — while a load on another session comes and goes.
+    @Test("a delegate behind by less than its room holds back no session: another session's load completes meanwhile")
+    func behindBelowTheRoomHoldsNothing() async throws {
+        let server = try await DemoServer.start()
+        try await withCleanup({ await server.stop() }) {
+            let transport = URLSessionTransport()
+            let queue = transport.callbacks
+            let sink = HeldSink(refuses: false)
+            let (behind, signal) = AsyncStream<Void>.makeStream()
+            let full = Mutex(false)
+            queue.watch(patience: 60) { event in
+                switch event {
+                case .added(let waiting) where waiting >= 256: signal.yield()
+                case .full:
+                    full.withLock { $0 = true }
+                    signal.yield()
+                default: break
+                }
+            }
+            let size = 8 << 20  // 512 chunks: half the room
+            func blob(_ size: Int) -> HTTPRequest {
+                HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/files/blob?size=\(size)")
+            }
+            let download = Task {
+                try await transport.send(
+                    TransportRequest(head: blob(size), content: nil, timeout: .seconds(600), apiName: "blob", responseSink: sink))
+            }
+            for await _ in behind { break }
+            let wasFull = full.withLock { $0 }
+            #expect(!wasFull, "the session waited for room below it")
+            if !wasFull {
+                // The sink is still held: the other session's load completes all the same.
+                let other = try await URLSessionTransport().send(
+                    TransportRequest(head: blob(100), body: nil, timeout: .seconds(60), apiName: "small"))
+                #expect(other.head.status == .ok)
+                #expect(other.body.count == 100)
+            }
+            sink.open()
+            let response = try await download.value
+            #expect(response.head.status == .ok)
+            #expect(sink.bytes == size)
         }
     }
 }
