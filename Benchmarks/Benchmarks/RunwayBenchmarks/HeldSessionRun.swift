@@ -6,16 +6,18 @@ import HTTPTypes
 import Logging
 import NIOConcurrencyHelpers
 import Runway
+import RunwayNIO
 
-/// What a download into a slow sink does to other loads: on Linux a URLSession transport's
-/// delegate queue lets at most `DispatchedDelegateQueue.room` chunks wait, then holds the
-/// session's work queue — and Swift 6.3's Foundation runs every session's work queue on one
-/// shared serial queue — until the sink takes one. The profiling mode's `sessionheld` way (the
-/// small loads on the download's own transport), `sessionapart` (on a transport of their own)
-/// and `sessionshared`: a 256 MiB download into a sink that takes 1 ms a 16 KiB chunk (a
-/// slow disk, about 16 MB/s), and, once its first chunk has arrived, COUNT sequential loads of
-/// `/listings` through an engine (or, `sessionshared`, through `URLSession.shared`), each timed.
-/// Prints each load's time, then their median, 90th percentile and longest.
+/// What a download into a slow sink does to other loads: on Linux a URLSession transport's delegate
+/// queue lets at most `DispatchedDelegateQueue.room` chunks wait, then holds the session's work
+/// queue — and Swift 6.3's Foundation runs every session's work queue on one shared serial queue —
+/// until the sink takes one. The profiling mode's `sessionheld` way (the small loads on the
+/// download's own transport), `sessionapart` (on a transport of their own), `sessionshared` (on
+/// `URLSession.shared`) and `ahcheld` (download and loads over one AsyncHTTPClient transport): a
+/// 256 MiB download into a sink that takes 1 ms a chunk (a slow disk; URLSession's chunks are 16
+/// KiB, about 16 MB/s), and, from its first chunk on, COUNT sequential loads of `/listings` through
+/// an engine (or, `sessionshared`, through `URLSession.shared`), each timed. Prints each load's
+/// time, then their median, 90th percentile and longest.
 enum HeldSessionRun {
     /// A sink that takes `pause` a chunk, and reports its first chunk.
     final class SlowSink: ResponseSink {
@@ -51,11 +53,14 @@ enum HeldSessionRun {
         }
     }
 
+    /// `overAsyncHTTPClient`: the download and the loads over one `AsyncHTTPClientTransport`
+    /// instead (the `ahcheld` way), whose backpressure is the connection's.
     static func run(
-        sameTransport: Bool, count: Int, base: String, host: String, port: Int, logger: Logger, rawSession: Bool = false
+        sameTransport: Bool, count: Int, base: String, host: String, port: Int, logger: Logger, rawSession: Bool = false,
+        overAsyncHTTPClient: Bool = false
     ) async throws {
-        let downloads = URLSessionTransport()
-        let loads = sameTransport ? downloads : URLSessionTransport()
+        let downloads: any Transport = overAsyncHTTPClient ? AsyncHTTPClientTransport() : URLSessionTransport()
+        let loads = sameTransport || overAsyncHTTPClient ? downloads : URLSessionTransport()
         let engine = Engine(transport: loads, logger: logger)
         try engine.register(Service(id: .bench, baseURLs: [.release: base]))
         let sink = SlowSink(pause: .milliseconds(1))
@@ -86,8 +91,9 @@ enum HeldSessionRun {
         let median = times[times.count / 2]
         let ninetieth = times[min(times.count - 1, times.count * 9 / 10)]
         let longest = times[times.count - 1]
+        let way = overAsyncHTTPClient ? "ahcheld" : sameTransport ? "sessionheld" : rawSession ? "sessionshared" : "sessionapart"
         print(
-            "\(sameTransport ? "sessionheld" : rawSession ? "sessionshared" : "sessionapart"): \(count) loads beside a held download,"
-                + " median \(milliseconds(median)) ms, 90th percentile \(milliseconds(ninetieth)) ms, longest \(milliseconds(longest)) ms")
+            "\(way): \(count) loads beside a held download, median \(milliseconds(median)) ms,"
+                + " 90th percentile \(milliseconds(ninetieth)) ms, longest \(milliseconds(longest)) ms")
     }
 }

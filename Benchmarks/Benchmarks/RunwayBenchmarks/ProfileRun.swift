@@ -32,7 +32,8 @@ import RunwayNIO
 /// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
 /// lines), `parse` (the parser alone, on the same body), `mixed` (`raw` and `engine` loads in
 /// turn in one process, as the interleaved lines run them, timed apart), and `sessionheld` and
-/// `sessionapart` (loads beside a download into a slow sink: ``HeldSessionRun``).
+/// `sessionapart`, `sessionshared` and `ahcheld` (loads beside a download into a slow sink:
+/// ``HeldSessionRun``).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -131,14 +132,15 @@ enum ProfileRun {
                 default:
                     print(
                         "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, engine, manager, session,"
-                            + " sessionstream, sessionengine, memory, parse, mixed, sessionheld or sessionapart")
+                            + " sessionstream, sessionengine, memory, parse, mixed, sessionheld, sessionapart, sessionshared"
+                            + " or ahcheld")
                     exit(2)
                 }
             }
-            if way == "sessionheld" || way == "sessionapart" || way == "sessionshared" {
+            if ["sessionheld", "sessionapart", "sessionshared", "ahcheld"].contains(way) {
                 try await HeldSessionRun.run(
                     sameTransport: way == "sessionheld", count: count, base: parts[2], host: host, port: port, logger: logger,
-                    rawSession: way == "sessionshared")
+                    rawSession: way == "sessionshared", overAsyncHTTPClient: way == "ahcheld")
                 exit(0)
             }
             if way == "mixed" {

@@ -30,9 +30,8 @@ import FoundationNetworking
 /// `URLSession.shared` waited out a whole 256 MiB download into a sink that took 1 ms a chunk.
 /// 1,024 callbacks (16 MiB of chunks) bounds what a delegate far behind leaves waiting (the
 /// transfer tests' 48 MiB download to a delegate starved of CPU once peaked 44.7 MB over its
-/// start with no ceiling), while a delegate behind by less holds back nothing. A download into a
-/// sink far slower than the network belongs on AsyncHTTPClient's transport, which slows that
-/// download alone.
+/// start with no ceiling), while a delegate behind by less holds back nothing.
+/// AsyncHTTPClient's transport reads each connection with backpressure instead.
 ///
 /// Nothing run on this queue may wait for the session's work queue, or the two would wait for
 /// each other: Runway's delegate cancels tasks and answers challenges on a queue of the
