@@ -78,17 +78,23 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// Where calls that wait for this session's work queue go when they cannot wait where they
     /// are made: from a callback (the work queue may be waiting for this queue), or from
-    /// anywhere while the session waits for room (the call would wait for the delegate too). One
-    /// queue per session, so that a held session holds back only its own calls.
+    /// anywhere while a session waits for room (the call would wait for that delegate too). One
+    /// queue per session, so that one session's calls keep their order without waiting behind
+    /// another's.
     let sessionCalls = DispatchQueue(label: "runway.urlsession.calls")
+
+    /// How many sessions of the process wait for room now. Any one of them holds every
+    /// session's work queue (they share one serial queue: the type's documentation), so a call
+    /// into this session waits for it too.
+    private static let sessionsWaiting = Locked(0)
 
     /// Runs `call`, which waits for the session's work queue (making, resuming or cancelling a
     /// task, answering a challenge), at once — or on ``sessionCalls`` when made from a callback
-    /// or while the session waits for room.
+    /// or while any session waits for room.
     func callSession(_ call: @escaping @Sendable () -> Void) {
         let fromCallback = DispatchQueue.getSpecific(key: onSerial) == true
+        let held = Self.sessionsWaiting.withLock { $0 } > 0
         books.lock()
-        let held = sessionWaits > 0
         let watch = watcher
         books.unlock()
         guard fromCallback || held else { return call() }
@@ -112,6 +118,7 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
         let watch = watcher
         if !fromCallback, !stuck, waiting >= Self.room {
             sessionWaits += 1
+            Self.sessionsWaiting.withLock { $0 += 1 }
             if let watch {
                 books.unlock()
                 watch(.full)
@@ -122,6 +129,7 @@ final class DispatchedDelegateQueue: OperationQueue, @unchecked Sendable {
                 gaveUp = !books.wait(until: deadline)
             }
             sessionWaits -= 1
+            Self.sessionsWaiting.withLock { $0 -= 1 }
             stuck = gaveUp
         }
         waiting += 1

@@ -229,8 +229,9 @@ extension URLSessionTransport {
                     handle.start(task)
                 }
                 #if canImport(FoundationNetworking)
-                // Not here while the session waits for its delegate: that wait would hold this
-                // thread, one of the few Swift's tasks share.
+                // Not here while a session waits for its delegate (any session's wait holds this
+                // one's work queue): that wait would hold this thread, one of the few Swift's
+                // tasks share.
                 callbacks.callSession(begin)
                 #else
                 begin()

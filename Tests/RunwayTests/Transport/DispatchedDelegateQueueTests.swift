@@ -174,7 +174,7 @@ struct DispatchedDelegateQueueTests {
         #expect(error.map { "\($0)" }?.contains(HeldSink.refusal) == true, "the sink's own error: \(String(describing: error))")
     }
 
-    @Test("a call into the session made while it waits for room goes to the session's own queue; one made otherwise runs at once")
+    @Test("a call into a session made while one waits for room goes to that session's own queue; one made otherwise runs at once")
     func callsWhileHeldAreSetAside() async throws {
         let server = try await DemoServer.start()
         try await withCleanup({ await server.stop() }) {
@@ -186,6 +186,10 @@ struct DispatchedDelegateQueueTests {
             // aside. (Whether it had run by the time `callSession` returned says nothing: on a
             // busy machine a set-aside call can run before its maker's next line.)
             let ranAtOnce = Mutex<[Int: Bool]>([:])
+            // The same for a call into another session made while this one is held: every
+            // session's work queue waits with this one's (they share one serial queue).
+            let other = URLSessionTransport().callbacks
+            let otherRanAtOnce = Mutex<Bool?>(nil)
             let opened = Mutex(false)
             @Sendable func call(_ index: Int) {
                 let maker = pthread_self()
@@ -205,6 +209,8 @@ struct DispatchedDelegateQueueTests {
                 // The session is held from here until the sink opens: a call made now (here,
                 // on the session's own thread, so that nothing else need run) is set aside.
                 call(1)
+                let maker = pthread_self()
+                other.callSession { otherRanAtOnce.withLock { $0 = pthread_equal(pthread_self(), maker) != 0 } }
                 sink.open()
             }
             // Twice the room: the session finds the queue full.
@@ -216,7 +222,9 @@ struct DispatchedDelegateQueueTests {
             #expect(response.head.status == .ok)
             // The session's own queue has run what was set aside.
             queue.sessionCalls.sync {}
+            other.sessionCalls.sync {}
             #expect(ranAtOnce.withLock { $0 } == [0: true, 1: false], "at once before; set aside while held")
+            #expect(otherRanAtOnce.withLock { $0 } == false, "another session's call set aside while this one is held")
         }
     }
 
