@@ -353,19 +353,26 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// An exchange that reads its body from files, reports upload progress, or writes its
-    /// answer to a sink that may block (a download's file): through AsyncHTTPClient's `async`
-    /// interface, so that files are read and written in the calling task, never on an event loop.
+    /// answer to a sink that may block (a download's file, an app's sink): through
+    /// AsyncHTTPClient's `async` interface, never on an event loop. Files are read, and such a
+    /// sink written, on a ``BlockingLane`` of the exchange's own: AsyncHTTPClient pulls a body
+    /// and hands out the answer in tasks, and a task waiting for a slow disk holds one of the
+    /// few threads every task of the app runs on.
     private func sendStreaming(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
         var outbound = HTTPClientRequest(url: url)
         outbound.method = HTTPMethod(rawValue: request.head.method.rawValue)
         outbound.headers = Self.headers(of: request.head)
+        // The engine's collector and a gathering of the transport's own keep bytes in memory.
+        let sinkMayBlock = request.responseSink != nil && !request.sinkKeepsInMemory
+        let readsFiles = request.content.map { $0.data == nil } ?? false
+        let lane = sinkMayBlock || readsFiles ? BlockingLane() : nil
         if let content = request.content {
             if let data = content.data, request.uploadProgress == nil {
                 outbound.body = .bytes(ByteBuffer(bytes: data))
             } else {
                 // Files are read a chunk at a time as the connection takes them.
                 outbound.body = .stream(
-                    BodyChunks(body: content, progress: request.uploadProgress), length: .known(content.length))
+                    BodyChunks(body: content, progress: request.uploadProgress, lane: lane), length: .known(content.length))
             }
         }
         let sharedClient = await shared.made()
@@ -382,9 +389,16 @@ public final class AsyncHTTPClientTransport: Transport {
         // Every chunk to the sink as it arrives (the engine's, which decodes and bounds the
         // body, or a download's file); without one, to a gathering kept here.
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
-        try target.begin(head)
-        for try await chunk in response.body {
-            try chunk.withUnsafeReadableBytes { try target.write($0) }
+        if sinkMayBlock, let lane {
+            try await lane.run { try target.begin(head) }
+            for try await chunk in response.body {
+                try await lane.run { try chunk.withUnsafeReadableBytes { try target.write($0) } }
+            }
+        } else {
+            try target.begin(head)
+            for try await chunk in response.body {
+                try chunk.withUnsafeReadableBytes { try target.write($0) }
+            }
         }
         return try gathering?.response(head: head, httpVersion: version)
             ?? TransportResponse(head: head, body: Data(), httpVersion: version)

@@ -21,7 +21,7 @@ enum BlockingWork {
     static let label = "runway.blocking-work"
 
     /// Marks the queues blocking work runs on.
-    private static let marker = DispatchSpecificKey<Bool>()
+    static let marker = DispatchSpecificKey<Bool>()
 
     /// Whether the caller runs as blocking work, on a queue of its own.
     static var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) == true }
@@ -31,19 +31,7 @@ enum BlockingWork {
     static func run<Value: Sendable, Failure: Error>(
         priority: TaskPriority? = nil, _ body: @escaping @Sendable () throws(Failure) -> Value
     ) async throws(Failure) -> Value {
-        let priority = priority ?? Task.currentPriority
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, Failure>, Never>) in
-            let queue = DispatchQueue(label: label, qos: qualityOfService(for: priority))
-            queue.setSpecific(key: marker, value: true)
-            queue.async {
-                do throws(Failure) {
-                    continuation.resume(returning: .success(try body()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
+        try await BlockingLane(priority: priority).run(body)
     }
 
     /// The dispatch quality of service of a task priority.

@@ -69,8 +69,14 @@ public final class StubTransport: Transport {
         var response = try await handler(request)
         // A download: the canned body goes to the sink, as a real transport streams it.
         if let sink = request.responseSink {
-            try sink.begin(response.head)
-            try response.body.withUnsafeBytes { try sink.write($0) }
+            let (head, body) = (response.head, response.body)
+            let deliver: @Sendable () throws -> Void = {
+                try sink.begin(head)
+                try body.withUnsafeBytes { try sink.write($0) }
+            }
+            // A sink that may wait for the disk is written off Swift's pool, as the network
+            // transports write it.
+            if request.sinkKeepsInMemory { try deliver() } else { try await BlockingLane().run(deliver) }
             response.body = Data()
         }
         if let progress = request.uploadProgress, let length = request.content?.length { progress(length) }

@@ -141,6 +141,10 @@ public struct TransportRequest: Sendable {
 ///
 /// A transport calls ``begin(_:)`` with every response head (a redirect's too), then ``write(_:)``
 /// with each chunk of that response's body, in order, from one task or queue at a time.
+///
+/// A sink may block (a file on a slow disk): Runway's transports call it on a dispatch queue,
+/// never on an event loop or a thread of Swift's cooperative pool — URLSession's on its
+/// delegate queue, AsyncHTTPClient's and the stub's on a queue of the exchange's own.
 public protocol ResponseSink: AnyObject, Sendable {
     /// A response head arrived; its body follows. Throw to end the exchange.
     func begin(_ head: HTTPResponse) throws
