@@ -10,7 +10,10 @@ import Synchronization
 import Testing
 
 /// The delegate queue of ``URLSessionTransport``'s session on Linux.
-@Suite("URLSession transport: the delegate queue on Linux", .timeLimit(.minutes(2)))
+///
+/// One test at a time: a session held at its room sets aside calls into every session of the
+/// process, so a test holding one would change what another sees of calls made "otherwise".
+@Suite("URLSession transport: the delegate queue on Linux", .serialized, .timeLimit(.minutes(2)))
 struct DispatchedDelegateQueueTests {
     /// What the blocks saw: the order they ran in, and whether two ever ran at once.
     struct Seen {
