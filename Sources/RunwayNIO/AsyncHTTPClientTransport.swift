@@ -355,9 +355,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// An exchange that reads its body from files, reports upload progress, or writes its
     /// answer to a sink that may block (a download's file, an app's sink): through
     /// AsyncHTTPClient's `async` interface, never on an event loop. Files are read, and such a
-    /// sink written, on a ``BlockingLane`` of the exchange's own: AsyncHTTPClient pulls a body
-    /// and hands out the answer in tasks, and a task waiting for a slow disk holds one of the
-    /// few threads every task of the app runs on.
+    /// sink written (``SinkFeed``), on a ``BlockingLane`` of the exchange's own: AsyncHTTPClient
+    /// pulls a body and hands out the answer in tasks, and a task waiting for a slow disk holds
+    /// one of the few threads every task of the app runs on.
     private func sendStreaming(_ request: TransportRequest, url: String, authority: String) async throws -> TransportResponse {
         var outbound = HTTPClientRequest(url: url)
         outbound.method = HTTPMethod(rawValue: request.head.method.rawValue)
@@ -390,9 +390,15 @@ public final class AsyncHTTPClientTransport: Transport {
         // body, or a download's file); without one, to a gathering kept here.
         let (target, gathering) = BodyGathering.destination(for: request, transportDecodes: false)
         if sinkMayBlock, let lane {
-            try await lane.run { try target.begin(head) }
-            for try await chunk in response.body {
-                try await lane.run { try chunk.withUnsafeReadableBytes { try target.write($0) } }
+            let feed = SinkFeed(sink: target, lane: lane)
+            do {
+                try await feed.begin(head)
+                for try await chunk in response.body { try await feed.write(chunk) }
+                try await feed.finish()
+            } catch {
+                // The sink is the next attempt's once this one ends: nothing of this one after.
+                await feed.settle()
+                throw error
             }
         } else {
             try target.begin(head)

@@ -79,6 +79,21 @@ struct BlockingBodyTests {
         }
     }
 
+    @Test("a sink written off the pool that refuses a chunk ends the exchange with its own error, and gets no chunk after it")
+    func sinkThatRefuses() async throws {
+        try await withServerAndTransport { server, transport in
+            let sink = RefusingSink()
+            let head = HTTPRequest(
+                method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/files/blob?size=\(8 << 20)&key=refused")
+            let error = await #expect(throws: RunwayError.self) {
+                try await transport.send(
+                    TransportRequest(head: head, content: nil, timeout: .seconds(300), apiName: "Refused", responseSink: sink))
+            }
+            #expect(error.map { "\($0)" }?.contains(RefusingSink.refusal) == true, "the sink's own error: \(String(describing: error))")
+            #expect(sink.writes == 1, "no chunk after the refused one")
+        }
+    }
+
     @Test("an upload whose file blocks is read off Swift's pool, which keeps running tasks meanwhile")
     func uploadFromFileThatBlocks() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-blocking-\(UUID().uuidString)")
@@ -167,5 +182,21 @@ private final class HeldSink: ResponseSink, @unchecked Sendable {
         guard first else { return }
         entered.signal()
         gate.wait()
+    }
+}
+
+/// A sink that refuses its first chunk, as a full disk would, and counts what it was handed.
+private final class RefusingSink: ResponseSink, @unchecked Sendable {
+    static let refusal = "the disk is full"
+
+    private let count = Locked(0)
+
+    var writes: Int { count.withLock { $0 } }
+
+    func begin(_ head: HTTPResponse) throws {}
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        count.withLock { $0 += 1 }
+        throw RunwayError.transport(description: Self.refusal)
     }
 }

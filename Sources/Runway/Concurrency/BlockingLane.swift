@@ -8,7 +8,8 @@ import Dispatch
 /// A lane costs a queue once and a hop a step, so a transport makes one only for an exchange
 /// that may block, never for bytes in memory.
 package struct BlockingLane: Sendable {
-    private let queue: DispatchQueue
+    /// The lane's queue, for steps handed to it without waiting for each.
+    package let queue: DispatchQueue
 
     /// A lane whose steps run at `priority` (the caller's when `nil`), as ``BlockingWork`` runs.
     package init(priority: TaskPriority? = nil) {
