@@ -84,12 +84,14 @@ struct BlockingBodyTests {
         try await withServerAndTransport { server, transport in
             let sink = RefusingSink()
             let head = HTTPRequest(
-                method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/files/blob?size=\(8 << 20)&key=refused")
+                method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
+                path: "/files/blob?size=\(8 << 20)&key=refused")
             let error = await #expect(throws: RunwayError.self) {
                 try await transport.send(
                     TransportRequest(head: head, content: nil, timeout: .seconds(300), apiName: "Refused", responseSink: sink))
             }
-            #expect(error.map { "\($0)" }?.contains(RefusingSink.refusal) == true, "the sink's own error: \(String(describing: error))")
+            #expect(
+                error.map { "\($0)" }?.contains(RefusingSink.refusal) == true, "the sink's own error: \(String(describing: error))")
             #expect(sink.writes == 1, "no chunk after the refused one")
         }
     }
@@ -112,7 +114,8 @@ struct BlockingBodyTests {
                     let head = HTTPRequest(
                         method: .post, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/upload/raw?digest=none")
                     let body = TransportBody(segments: [.file(pipe, length: Int64(length))])
-                    return try await transport.send(TransportRequest(head: head, content: body, timeout: .seconds(300), apiName: "Held"))
+                    return try await transport.send(
+                        TransportRequest(head: head, content: body, timeout: .seconds(300), apiName: "Held"))
                 }
             }
             // Opening a pipe to write waits until its reader opened it: then the reader waits for bytes.

@@ -6,8 +6,9 @@ import RunwayDemoServer
 
 /// The HTTP benchmarks' server: this same executable started again in a process of its own
 /// (on two cores, a server in the client's process takes the client's CPU), answering
-/// `GET /listings` with the same precomputed 2.4 KB JSON list every time (and `GET /blob?size=N`
-/// with N bytes, for the held-session way of the profiling mode) — over plain HTTP/1.1
+/// `GET /listings` with the same precomputed 2.4 KB JSON list every time (and, for the profiling
+/// mode's transfer ways, `GET /blob?size=N` with N bytes and `POST /sink` counting what it is
+/// sent) — over plain HTTP/1.1
 /// on one port, and over TLS on another, where ALPN offers HTTP/2 and HTTP/1.1 (the client's
 /// configuration picks).
 enum ListingServer {
@@ -38,6 +39,15 @@ enum ListingServer {
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: payload))
+        }
+        // The body read and counted, never kept: the profiling mode's upload ways.
+        router.post("/sink") { request, _ -> Response in
+            var received = 0
+            for try await part in request.body { received += part.readableBytes }
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"bytes":\#(received)}"#)))
         }
         // `size` bytes of zeros, written 64 KiB at a time: the held-session way's download.
         let block = ByteBuffer(repeating: 0, count: 64 << 10)

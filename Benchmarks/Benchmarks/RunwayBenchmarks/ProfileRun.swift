@@ -30,10 +30,11 @@ import RunwayNIO
 /// ephemeral, no cache, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
 /// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
 /// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
-/// lines), `parse` (the parser alone, on the same body), `mixed` (`raw` and `engine` loads in
-/// turn in one process, as the interleaved lines run them, timed apart), and `sessionheld` and
-/// `sessionapart`, `sessionshared` and `ahcheld` (loads beside a download into a slow sink:
-/// ``HeldSessionRun``).
+/// lines), `parse` (the parser alone, on the same body), `download`, `rawdownload`, `upload` and
+/// `rawupload` (64 MiB from or to a file through the engine or raw AsyncHTTPClient:
+/// ``TransferRun``), `mixed` (`raw` and `engine` loads in turn in one process, as the interleaved
+/// lines run them, timed apart), and `sessionheld` and `sessionapart`, `sessionshared` and
+/// `ahcheld` (loads beside a download into a slow sink: ``HeldSessionRun``).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -129,11 +130,19 @@ enum ProfileRun {
                     try await fixture.runwayEngine(memory, distinct: distinct)
                 case "parse":
                     try Fixture.check(try JSON(parsing: ListingServer.body))
+                case "download":
+                    try await TransferRun.download(engine)
+                case "rawdownload":
+                    try await TransferRun.rawDownload(raw, base: parts[2])
+                case "upload":
+                    try await TransferRun.upload(engine)
+                case "rawupload":
+                    try await TransferRun.rawUpload(raw, base: parts[2])
                 default:
                     print(
                         "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, engine, manager, session,"
-                            + " sessionstream, sessionengine, memory, parse, mixed, sessionheld, sessionapart, sessionshared"
-                            + " or ahcheld")
+                            + " sessionstream, sessionengine, memory, parse, download, rawdownload, upload, rawupload,"
+                            + " mixed, sessionheld, sessionapart, sessionshared or ahcheld")
                     exit(2)
                 }
             }
@@ -172,6 +181,8 @@ enum ProfileRun {
             let cpu =
                 (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
             print("\(parts[0]): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
+            // The transfer ways' files, 64 MiB each.
+            try? FileManager.default.removeItem(at: TransferRun.folder)
             try await raw.shutdown()
             for client in perLoop { try await client.shutdown() }
             try await transport.shutdown()
