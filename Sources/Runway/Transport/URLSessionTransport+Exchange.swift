@@ -93,7 +93,13 @@ final class ExchangeTask: Sendable {
         return timings
     }
 
+    /// Runs `step` unless an earlier one refused: the session may hand on chunks it read before
+    /// the task's cancellation took effect, and none may reach a sink that refused (a full disk
+    /// is not written again; the engine's size cap counts nothing past the cap).
+    ///
+    /// - returns: `false` when `step` refused just now: the caller cancels the task.
     private func accept(_ step: () throws -> Void) -> Bool {
+        if state.withLock({ $0.failure != nil }) { return true }
         do {
             try step()
             return true
@@ -188,8 +194,18 @@ extension URLSessionTransport {
             if let file = content.file {
                 uploadFile = file
             } else {
-                let file = try UploadSpool.makeFile()
-                try content.write(to: file)
+                // A copy of every file of the form: on a queue of its own, never a thread of
+                // Swift's pool waiting for the disk.
+                let file = try await BlockingWork.run { () throws(RunwayError) -> URL in
+                    let file = try UploadSpool.makeFile()
+                    do throws(RunwayError) {
+                        try content.write(to: file)
+                    } catch {
+                        try? FileManager.default.removeItem(at: file)
+                        throw error
+                    }
+                    return file
+                }
                 spooled = file
                 uploadFile = file
             }

@@ -21,7 +21,7 @@ import Darwin
 /// Each test holds as many exchanges as the pool has threads, then asks the pool to run one
 /// task: it runs at once where the exchanges wait elsewhere, and not until they are let go
 /// where they hold the pool (checked with the sink written and the files read in the task).
-@Suite("AsyncHTTPClient transport: bodies that block", .timeLimit(.minutes(10)))
+@Suite("Bodies that block: off Swift's pool", .timeLimit(.minutes(10)))
 struct BlockingBodyTests {
     /// Exchanges held at once: one for each thread of Swift's pool, which has one a core.
     static let held = ProcessInfo.processInfo.activeProcessorCount
@@ -29,8 +29,8 @@ struct BlockingBodyTests {
     /// Whether a task of Swift's pool runs while `count` exchanges are held: waits, on a thread
     /// of its own (on Linux, `DispatchQueue.global()` shares the pool's threads), for `ready` to
     /// be signalled `count` times, then for the task, and then lets the exchanges go with
-    /// `release` either way. Two minutes for each wait: what only a
-    /// failing run waits out, however busy the machine.
+    /// `release` either way. Two minutes for each wait: what only a failing run waits out,
+    /// however busy the machine.
     static func poolRuns(
         whileHolding count: Int, ready: DispatchSemaphore, release: @escaping @Sendable () -> Void
     ) async -> (allHeld: Bool, taskRan: Bool) {
@@ -47,23 +47,45 @@ struct BlockingBodyTests {
         }
     }
 
-    @Test("a response sink that blocks is written off Swift's pool, which keeps running tasks meanwhile")
-    func sinkThatBlocks() async throws {
-        try await withServerAndTransport { server, transport in
+    /// `count` transports of `kind` and a demo server, all stopped afterwards: a transport each
+    /// exchange, since a URLSession calls its delegate one callback at a time.
+    func withTransports(
+        _ kind: TransportKind, count: Int, _ body: (DemoServer, [any Transport]) async throws -> Void
+    ) async throws {
+        let server = try await DemoServer.start()
+        let made: [any Transport] = (0..<count).map { _ in
+            kind == .asyncHTTPClient ? AsyncHTTPClientTransport() as any Transport : URLSessionTransport()
+        }
+        try await withCleanup({
+            for transport in made { try? await (transport as? AsyncHTTPClientTransport)?.shutdown() }
+            await server.stop()
+        }) {
+            try await body(server, made)
+        }
+    }
+
+    func request(
+        _ server: DemoServer, _ method: HTTPRequest.Method, _ path: String, content: TransportBody? = nil,
+        sink: (any ResponseSink)? = nil
+    ) -> TransportRequest {
+        TransportRequest(
+            head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(server.port)", path: path),
+            content: content, timeout: .seconds(300), apiName: "Blocking", responseSink: sink)
+    }
+
+    @Test("a response sink that blocks is written off Swift's pool, which keeps running tasks meanwhile",
+          arguments: TransportKind.allCases)
+    func sinkThatBlocks(_ kind: TransportKind) async throws {
+        try await withTransports(kind, count: Self.held) { server, transports in
             let size = 200_000
             let entered = DispatchSemaphore(value: 0)
             let gate = DispatchSemaphore(value: 0)
-            let sinks = (0..<Self.held).map { _ in HeldSink(entered: entered, gate: gate) }
-            let downloads = sinks.enumerated().map { index, sink in
-                Task.detached {
-                    let head = HTTPRequest(
-                        method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
-                        path: "/files/blob?size=\(size)&key=held-\(index)")
-                    return try await transport.send(
-                        TransportRequest(head: head, content: nil, timeout: .seconds(300), apiName: "Held", responseSink: sink))
-                }
+            let sinks = transports.map { _ in HeldSink(entered: entered, gate: gate) }
+            let downloads = zip(transports, sinks).enumerated().map { index, pair in
+                let request = request(server, .get, "/files/blob?size=\(size)&key=held-\(kind)-\(index)", sink: pair.1)
+                return Task.detached { try await pair.0.send(request) }
             }
-            let (allHeld, taskRan) = await Self.poolRuns(whileHolding: Self.held, ready: entered) {
+            let (allHeld, taskRan) = await Self.poolRuns(whileHolding: sinks.count, ready: entered) {
                 for _ in sinks { gate.signal() }
             }
             for download in downloads {
@@ -71,7 +93,7 @@ struct BlockingBodyTests {
                 #expect(response.head.status == .ok)
             }
             #expect(allHeld, "every sink must have been written")
-            #expect(taskRan, "a task must run while \(Self.held) sinks block")
+            #expect(taskRan, "a task must run while \(sinks.count) sinks block")
             for sink in sinks {
                 #expect(sink.received == size)
                 #expect(sink.calledInTask == false, "begin and write must run outside Swift's tasks")
@@ -79,16 +101,13 @@ struct BlockingBodyTests {
         }
     }
 
-    @Test("a sink written off the pool that refuses a chunk ends the exchange with its own error, and gets no chunk after it")
-    func sinkThatRefuses() async throws {
-        try await withServerAndTransport { server, transport in
+    @Test("a sink that refuses a chunk ends the exchange with its own error, and gets no chunk after it",
+          arguments: TransportKind.allCases)
+    func sinkThatRefuses(_ kind: TransportKind) async throws {
+        try await withTransports(kind, count: 1) { server, transports in
             let sink = RefusingSink()
-            let head = HTTPRequest(
-                method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
-                path: "/files/blob?size=\(8 << 20)&key=refused")
             let error = await #expect(throws: RunwayError.self) {
-                try await transport.send(
-                    TransportRequest(head: head, content: nil, timeout: .seconds(300), apiName: "Refused", responseSink: sink))
+                try await transports[0].send(request(server, .get, "/files/blob?size=\(8 << 20)&key=refused", sink: sink))
             }
             #expect(
                 error.map { "\($0)" }?.contains(RefusingSink.refusal) == true, "the sink's own error: \(String(describing: error))")
@@ -96,8 +115,17 @@ struct BlockingBodyTests {
         }
     }
 
-    @Test("an upload whose file blocks is read off Swift's pool, which keeps running tasks meanwhile")
-    func uploadFromFileThatBlocks() async throws {
+    /// How an upload's body holds a file: alone (AsyncHTTPClient reads it as it sends), or in a
+    /// multipart form (URLSession, which sends bytes or one file, first copies the form to a file).
+    enum Shape: String, CaseIterable, CustomTestStringConvertible {
+        case file
+        case form
+        var testDescription: String { rawValue }
+    }
+
+    @Test("an upload whose file blocks is read off Swift's pool, which keeps running tasks meanwhile",
+          arguments: [(TransportKind.asyncHTTPClient, Shape.file), (.asyncHTTPClient, .form), (.urlSession, .form)])
+    func uploadFromFileThatBlocks(_ kind: TransportKind, _ shape: Shape) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-blocking-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -108,15 +136,14 @@ struct BlockingBodyTests {
             return url
         }
         let length = 100_000
-        try await withServerAndTransport { server, transport in
-            let uploads = pipes.map { pipe in
-                Task.detached {
-                    let head = HTTPRequest(
-                        method: .post, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/upload/raw?digest=none")
-                    let body = TransportBody(segments: [.file(pipe, length: Int64(length))])
-                    return try await transport.send(
-                        TransportRequest(head: head, content: body, timeout: .seconds(300), apiName: "Held"))
-                }
+        let (head, tail) = (Data("--form\r\n\r\n".utf8), Data("\r\n--form--\r\n".utf8))
+        let sent = shape == .file ? length : head.count + length + tail.count
+        try await withTransports(kind, count: pipes.count) { server, transports in
+            let uploads = zip(transports, pipes).map { transport, pipe in
+                let file = TransportBody.Segment.file(pipe, length: Int64(length))
+                let body = TransportBody(segments: shape == .file ? [file] : [.bytes(head), file, .bytes(tail)])
+                let request = request(server, .post, "/upload/raw?digest=none", content: body)
+                return Task.detached { try await transport.send(request) }
             }
             // Opening a pipe to write waits until its reader opened it: then the reader waits for bytes.
             let opened = DispatchSemaphore(value: 0)
@@ -144,7 +171,7 @@ struct BlockingBodyTests {
                 let response = try await upload.value
                 #expect(response.head.status == .ok)
                 let answer = try JSONParser.parse(response.body)
-                #expect(answer["bytes"]?.intValue == length)
+                #expect(answer["bytes"]?.intValue == sent)
             }
         }
     }
