@@ -92,8 +92,11 @@ final class SharedClient: Sendable {
         let state = NIOLockedValueBox(State.making(waiters: [], abandoned: false))
         self.state = state
         // Not a task: making the event loops blocks while their threads start, which would
-        // hold one of the few threads Swift's tasks run on.
-        DispatchQueue.global(qos: .userInitiated).async {
+        // hold one of the few threads Swift's tasks run on. Nor a global queue: on Linux those
+        // share the threads of Swift's tasks of their priority, and with those all held a block
+        // waited a second for dispatch to add one (measured at the default priority; a serial
+        // queue's block ran within 0.2 ms).
+        DispatchQueue(label: "runway.making-clients", qos: .userInitiated).async {
             let made = make()
             let waiters = state.withLockedValue { state -> [CheckedContinuation<Made, Never>] in
                 guard case .making(let waiters, let abandoned) = state else { return [] }

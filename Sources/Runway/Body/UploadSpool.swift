@@ -57,7 +57,8 @@ enum UploadSpool {
     static func sweepOnce() { _ = sweep }
 
     private static let sweep: Void = {
-        DispatchQueue.global(qos: .utility).async { removeLeftovers() }
+        // A serial queue of its own: a global queue shares the threads of Swift's tasks on Linux.
+        DispatchQueue(label: BlockingWork.label, qos: .utility).async { removeLeftovers() }
     }()
 
     /// Whether a process `pid` exists (one that exists but is another user's counts too).
