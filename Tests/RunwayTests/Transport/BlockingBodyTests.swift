@@ -18,8 +18,8 @@ import Darwin
 /// dispatch's: Swift's cooperative pool has a thread a core, and exchanges waiting there would
 /// stop every task of the app.
 ///
-/// Each test holds as many exchanges as the pool has threads, then asks the pool to run one
-/// task: it runs at once where the exchanges wait elsewhere, and not until they are let go
+/// Each blocking test holds as many exchanges as the pool has threads, then asks the pool to run
+/// one task: it runs at once where the exchanges wait elsewhere, and not until they are let go
 /// where they hold the pool (checked with the sink written and the files read in the task).
 @Suite("Bodies that block: off Swift's pool", .timeLimit(.minutes(10)))
 struct BlockingBodyTests {
