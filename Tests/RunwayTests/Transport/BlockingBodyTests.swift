@@ -27,23 +27,21 @@ struct BlockingBodyTests {
     static let held = ProcessInfo.processInfo.activeProcessorCount
 
     /// Whether a task of Swift's pool runs while `count` exchanges are held: waits, on a thread
-    /// of its own (on Linux, `DispatchQueue.global()` shares the pool's threads), for `ready` to
-    /// be signalled `count` times, then for the task, and then lets the exchanges go with
-    /// `release` either way. Two minutes for each wait: what only a failing run waits out,
-    /// however busy the machine.
+    /// of its own (``offThePool(_:)``; on Linux, `DispatchQueue.global()` shares the pool's
+    /// threads), for `ready` to be signalled `count` times, then for the task, and then lets the
+    /// exchanges go with `release` either way. Two minutes for each wait: what only a failing
+    /// run waits out, however busy the machine.
     static func poolRuns(
         whileHolding count: Int, ready: DispatchSemaphore, release: @escaping @Sendable () -> Void
     ) async -> (allHeld: Bool, taskRan: Bool) {
-        await withCheckedContinuation { continuation in
-            Thread {
-                let deadline = DispatchTime.now() + .seconds(120)
-                let allHeld = (0..<count).allSatisfy { _ in ready.wait(timeout: deadline) == .success }
-                let ran = DispatchSemaphore(value: 0)
-                Task.detached { ran.signal() }
-                let taskRan = ran.wait(timeout: .now() + .seconds(120)) == .success
-                release()
-                continuation.resume(returning: (allHeld, taskRan))
-            }.start()
+        await offThePool {
+            let deadline = DispatchTime.now() + .seconds(120)
+            let allHeld = (0..<count).allSatisfy { _ in ready.wait(timeout: deadline) == .success }
+            let ran = DispatchSemaphore(value: 0)
+            Task.detached { ran.signal() }
+            let taskRan = ran.wait(timeout: .now() + .seconds(120)) == .success
+            release()
+            return (allHeld, taskRan)
         }
     }
 
