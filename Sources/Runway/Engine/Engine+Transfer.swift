@@ -22,7 +22,7 @@ extension Engine {
         let task = Task { [self] () -> Result<RawResponse, RunwayError> in
             defer { continuation.finish() }
             let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
-            if let refusal { return .failure(refusal) }
+            if let refusal { return refused(refusal) }
             let result = await perform(api, params: params, body: body, loadID: loadID, ignoringCache: true, hooks: hooks)
                 .result
             await call.land(result)
@@ -60,7 +60,7 @@ extension Engine {
         let task = Task { [self] () -> Result<DownloadedFile, RunwayError> in
             defer { continuation.finish() }
             let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
-            if let refusal { return .failure(refusal) }
+            if let refusal { return refused(refusal) }
             let result = await download(api, params: params, to: destination, loadID: loadID) { continuation.yield($0) }
             await call.land(result.map { $0.headOnly(of: api) })
             return result

@@ -255,17 +255,25 @@ public final class Engine: Sendable {
         // Unwatched (the usual case): only the validator — no call to build, nothing to await
         // around the load.
         if InterceptedCall.isUnwatched(api, engine: self) {
-            if let refusal = InterceptedCall.validate(api, params) { return (.failure(refusal), nil) }
+            if let refusal = InterceptedCall.validate(api, params) { return (refused(refusal), nil) }
             let outcome = await perform(
                 api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
             return (outcome.result, outcome.answer)
         }
         let (call, refusal) = await InterceptedCall.admit(api, params: params, loadID: loadID, engine: self)
-        if let refusal { return (.failure(refusal), nil) }
+        if let refusal { return (refused(refusal), nil) }
         let outcome = await perform(
             api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks())
         await call.land(outcome.result)
         return (outcome.result, outcome.answer)
+    }
+
+    /// The outcome of a load refused before anything was sent (its params, an interceptor's
+    /// veto). It ends the load all the same: launch work waiting for the first load goes on at
+    /// once instead of waiting out its timeout.
+    func refused<Value>(_ error: RunwayError) -> Result<Value, RunwayError> {
+        firstLoad.loadEnded()
+        return .failure(error)
     }
 
     /// ``perform(_:params:body:loadID:ignoringCache:)`` with params given as an `Encodable`
@@ -281,7 +289,7 @@ public final class Engine: Sendable {
         let encoded: Parameters
         do throws(RunwayError) { encoded = try Parameters(encoding: params, with: api.jsonEncoder) } catch {
             await InterceptedCall.refuse(api, loadID: loadID, engine: self, with: error)
-            return .failure(error)
+            return refused(error)
         }
         return await perform(api, params: encoded, body: body, loadID: loadID, ignoringCache: ignoringCache)
     }

@@ -145,6 +145,59 @@ struct FirstLoadTests {
         }
     }
 
+    /// How the engine itself refuses a load before sending it.
+    enum EngineRefusal: String, CaseIterable, CustomTestStringConvertible {
+        case validator, interceptorVeto, paramsThatDoNotEncode, uploadsValidator, downloadsValidator
+        var testDescription: String { rawValue }
+    }
+
+    /// An interceptor that lets no call through.
+    struct Gatekeeper: Interceptor {
+        func shouldCall(_ call: CallInfo) -> CallDecision { .veto(reason: "closed") }
+    }
+
+    @Test("a first load the engine refuses before sending ends the first load: waiters do not wait out their timeout",
+          arguments: EngineRefusal.allCases)
+    func engineRefusalReleases(_ refusal: EngineRefusal) async throws {
+        let transport = AsyncHTTPClientTransport()
+        let engine = Engine(transport: transport)
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withCleanup({ try? await transport.shutdown() }) {
+            // Never contacted: every load here is refused before it is sent.
+            try engine.register(Service(id: .test, baseURLs: [.release: "http://127.0.0.1:9"]))
+            var api = AdHocAPI(path: "/refused", method: .post)
+            api.paramsValidator = .required("city")
+            let waiter = Task { await engine.waitForFirstLoad(timeout: .seconds(86_400)) }
+            await Self.waitUntil { engine.firstLoad.waiting == 1 }
+            /// The error a transfer ended with.
+            func failure<Value>(of transfer: Transfer<Value>) async -> RunwayError? {
+                do throws(RunwayError) { _ = try await transfer.value } catch { return error }
+                return nil
+            }
+            let error: RunwayError?
+            switch refusal {
+            case .validator:
+                error = await engine.perform(api).failure
+            case .interceptorVeto:
+                api.paramsValidator = AcceptAllParams()
+                api.interceptors = [Gatekeeper()]
+                error = await engine.perform(api).failure
+            case .paramsThatDoNotEncode:
+                // An array does not encode to an object of params.
+                error = await engine.perform(api, params: ["not", "an", "object"]).failure
+            case .uploadsValidator:
+                error = await failure(of: engine.upload(api, body: .data(Data("{}".utf8), contentType: "application/json")))
+            case .downloadsValidator:
+                error = await failure(of: engine.download(api, to: .caches("refused.bin", in: container)))
+            }
+            #expect(error != nil, "refused")
+            #expect(engine.firstLoad.hasEnded, "refused, so ended")
+            if !engine.firstLoad.hasEnded { waiter.cancel() }  // a failing run ends here, not at the time limit
+            await waiter.value
+        }
+    }
+
     @Test("with no load, a waiter returns after its timeout, and a cancelled one at once; others keep waiting")
     func timeoutAndCancellation() async throws {
         let first = FirstLoad()
