@@ -214,6 +214,7 @@ enum InterleavedBenchmarks {
     ) async throws -> Ratios {
         let times = try await interleavedTimes(
             rounds: rounds, loadsPerRun: loadsPerRun, runs: [raw.serialization, raw.runwayParser, runway])
+        SampleTimes.note(times, loads: rounds * loadsPerRun)
         return (percent(times[0], of: times[2]), percent(times[1], of: times[2]))
     }
 
