@@ -90,11 +90,31 @@ final class Fixture: @unchecked Sendable {
         let sessionEngine = Engine(transport: sessionTransport, logger: logger)
         try sessionEngine.register(service)
         self.sessionEngine = sessionEngine
+        try openRawConnection(loops: loops, authority: server.baseURL.replacingOccurrences(of: "http://", with: ""))
         secure = try SecureClients(authority: authority, port: server.tlsPort, logger: logger)
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         session = URLSession(configuration: sessionConfiguration)
         delegatedSession = URLSession(configuration: sessionConfiguration, delegate: RedirectRefusal(), delegateQueue: nil)
+    }
+
+    /// With `RUNWAY_BENCHMARK_RAW_LOOP` set, the raw client's first connection is opened now: on
+    /// the event loop the `Engine` places this server's exchanges on (`same`, the transport's
+    /// rule: the authority's hash), on the other (`other`), or wherever AsyncHTTPClient puts it
+    /// (`any`) — for the experiments on the sequential lines' two groups (`Benchmarks/README.md`).
+    /// Unset, the raw client connects at its first load, as an app's does.
+    private func openRawConnection(loops: [any EventLoop], authority: String) throws {
+        guard let placement = ProcessInfo.processInfo.environment["RUNWAY_BENCHMARK_RAW_LOOP"], let rawClient,
+            !loops.isEmpty
+        else { return }
+        let request = try HTTPClient.Request(url: listingsURL)
+        guard placement != "any" else {
+            _ = try rawClient.execute(request: request).wait()
+            return
+        }
+        let home = Int(UInt(bitPattern: authority.hashValue) % UInt(loops.count))
+        let index = placement == "same" ? home : (home + 1) % loops.count
+        _ = try rawClient.execute(request: request, eventLoop: .delegateAndChannel(on: loops[index])).wait()
     }
 
     func stop() async throws {
