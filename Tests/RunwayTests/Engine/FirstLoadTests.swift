@@ -191,7 +191,12 @@ struct FirstLoadTests {
             case .downloadsValidator:
                 error = await failure(of: engine.download(api, to: .caches("refused.bin", in: container)))
             }
-            #expect(error != nil, "refused")
+            switch (refusal, error) {
+            case (.interceptorVeto, .vetoed(let reason)?): #expect(reason == "closed")
+            case (.interceptorVeto, _): Issue.record("vetoed, not \(String(describing: error))")
+            case (_, .paramsInvalid?): break
+            default: Issue.record("refused for its params, not \(String(describing: error))")
+            }
             #expect(engine.firstLoad.hasEnded, "refused, so ended")
             if !engine.firstLoad.hasEnded { waiter.cancel() }  // a failing run ends here, not at the time limit
             await waiter.value
