@@ -59,6 +59,7 @@ final class Fixture: @unchecked Sendable {
         let authority = try TestCertificateAuthority(commonName: "Runway Benchmarks CA")
         let server = try ListingServer.Child(authority: authority)
         self.server = server
+        try CPUPinning.apply(server: server.process.processIdentifier)
         listingsURL = server.baseURL + "/listings"
         baseURL = server.baseURL
         // The raw client is configured exactly as Runway's transport configures its own: the

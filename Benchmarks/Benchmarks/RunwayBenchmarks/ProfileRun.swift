@@ -34,7 +34,8 @@ import RunwayNIO
 /// `rawupload` (64 MiB from or to a file through the engine or raw AsyncHTTPClient:
 /// ``TransferRun``), `mixed` (`raw` and `engine` loads in turn in one process, as the interleaved
 /// lines run them, timed apart), and `sessionheld` and `sessionapart`, `sessionshared` and
-/// `ahcheld` (loads beside a download into a slow sink: ``HeldSessionRun``).
+/// `ahcheld` (loads beside a download into a slow sink: ``HeldSessionRun``). Sequential loads
+/// may each be followed by a ``CacheSweep``.
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -171,7 +172,11 @@ enum ProfileRun {
                 let half = max(count / 2, 1)
                 print("mixed: raw \((times[false] ?? .zero) / half), engine \((times[true] ?? .zero) / half) a load")
             } else if width == 1 {
-                for _ in 0..<count { try await load(distinct: false) }
+                let sweep = CacheSweep.requested()
+                for _ in 0..<count {
+                    try await load(distinct: false)
+                    sweep?.sweep()
+                }
             } else {
                 try await Fixture.inFlight(width, total: count) { try await load(distinct: true) }
             }

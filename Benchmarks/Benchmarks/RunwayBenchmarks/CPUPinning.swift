@@ -1,0 +1,50 @@
+import Foundation
+
+/// With `RUNWAY_BENCHMARK_CPUS` set to `CLIENT/SERVER` (`1/0`), the benchmark process — every
+/// thread it has and every one it makes later — runs on CPU `CLIENT` only and the server's
+/// process on CPU `SERVER` only (Linux, with util-linux's `taskset`; unset, nothing changes).
+///
+/// Why: on two cores the clients' threads, their event loops' and the server's share both
+/// cores as the scheduler places them, and a sequential line's ratio then moves with where each
+/// wake-up lands (the two groups of the sequential `Engine` line, `Benchmarks/README.md`). With
+/// a core each, a load's chain runs the same way every time and a ratio is the CPU each client
+/// spends on it.
+enum CPUPinning {
+    static let variable = "RUNWAY_BENCHMARK_CPUS"
+
+    /// The client's and the server's CPU, when the variable asks for pinning.
+    static var requested: (client: Int, server: Int)? {
+        guard let value = ProcessInfo.processInfo.environment[variable] else { return nil }
+        let parts = value.split(separator: "/").compactMap { Int($0) }
+        guard parts.count == 2, parts.allSatisfy({ $0 >= 0 }) else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    /// Pins this process to the client's CPU and `server` to the server's, when asked.
+    static func apply(server: Int32) throws {
+        guard let cpus = requested else {
+            if ProcessInfo.processInfo.environment[variable] != nil { throw PinningError.unreadable }
+            return
+        }
+        try pin(ProcessInfo.processInfo.processIdentifier, to: cpus.client)
+        try pin(server, to: cpus.server)
+    }
+
+    /// Every thread of process `pid` (`-a`) to `cpu`; threads made later inherit it.
+    private static func pin(_ pid: Int32, to cpu: Int) throws {
+        let taskset = Process()
+        taskset.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        taskset.arguments = ["-a", "-p", "-c", String(cpu), String(pid)]
+        taskset.standardOutput = FileHandle.nullDevice
+        try taskset.run()
+        taskset.waitUntilExit()
+        guard taskset.terminationStatus == 0 else { throw PinningError.refused(pid: pid, cpu: cpu) }
+    }
+
+    enum PinningError: Error {
+        /// The variable is not `CLIENT/SERVER`, two CPU numbers.
+        case unreadable
+        /// `taskset` could not pin the process (no such CPU, say).
+        case refused(pid: Int32, cpu: Int)
+    }
+}
