@@ -54,8 +54,12 @@ extension OperationLog {
                         "operation log upload failed; events kept",
                         metadata: ["events": "\(batch.events.count)", "error": "\(failure)", "retryIn": "\(delay)"])
                 }
-                onUpload?(reported)
+                // The flushes waiting on this upload end with it before the app hears of it: a
+                // flush the app starts on hearing waits for the next upload, as any flush
+                // started during a back-off does, instead of ending with a failure that came
+                // before it.
                 failFlushes(with: failure)
+                onUpload?(reported)
             }
         } catch {
             logger.error("operation log could not update its queue", metadata: ["error": "\(error)"])

@@ -140,6 +140,34 @@ struct OperationLogTests {
         }
     }
 
+    @Test("A failed upload ends the flushes waiting on it before the app hears of it", .timeLimit(.minutes(10)))
+    func failedUploadEndsItsFlushesBeforeItsReport() async throws {
+        try await withCollector(fault: { batch in batch == 1 ? .tooManyRequests(retryAfter: 3600) : nil }) { fixture in
+            // A flush the app starts on hearing of the failure must wait for the next upload,
+            // not end with the failure before it: so none may still be waiting when it hears.
+            let opened = Locked<OperationLog?>(nil)
+            let waitingWhenHeard = Locked<[Int]>([])
+            let log = try OperationLog(
+                engine: fixture.engine, service: "oplog", container: fixture.container, policy: CollectorFixture.policy,
+                onUpload: { report in
+                    guard report.failure != nil else { return }
+                    let waiting = opened.withLock { $0 }?.state.withLock { $0.flushes.count } ?? -1
+                    waitingWhenHeard.withLock { $0.append(waiting) }
+                })
+            opened.withLock { $0 = log }
+            // Fewer events than a batch: only the flush sends them, so it waits before the upload.
+            for _ in 0..<5 { try log.record("tap") }
+            await #expect {
+                try await log.flush()
+            } throws: { error in
+                guard case .uploadFailed(.httpStatus(429, _))? = error as? OperationLogError else { return false }
+                return true
+            }
+            #expect(waitingWhenHeard.withLock { $0 } == [0], "the flush had ended when the failure was reported")
+            await log.close()
+        }
+    }
+
     @Test("A batch sent again after a failure keeps its idempotency key and its events")
     func retriedBatchKeepsItsKey() async throws {
         try await withCollector(fault: { batch in batch == 1 ? .serverError : nil }) { fixture in
