@@ -83,7 +83,9 @@ public final class OperationLog: Sendable {
     ///   - container: Where the queue lives (application support, excluded from backups).
     ///   - policy: Batch sizes and ages, back-off, capacity and the queue's file.
     ///   - logger: Receives a line for a damaged queue, dropped events and failed uploads.
-    ///   - onUpload: Called after each upload, off the main actor.
+    ///   - onUpload: Called after each upload, off the main actor. When it reports a failure,
+    ///     the flushes that waited on that upload have already ended with it: a flush started
+    ///     then waits for the next upload.
     /// - throws: ``OperationLogError/storage(reason:)`` when the queue cannot be opened or made.
     public convenience init(
         engine: Engine, service: ServiceID, container: Container, policy: Policy = Policy(),
