@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Why: on two cores the clients' threads, their event loops' and the server's share both
 /// cores as the scheduler places them, and a sequential line's ratio then moves with where each
-/// wake-up lands (the two groups of the sequential `Engine` line, `Benchmarks/README.md`). With
-/// a core each, a load's chain runs the same way every time and a ratio is the CPU each client
-/// spends on it.
+/// wake-up lands (the two groups of the sequential `Engine` line). Pinned this way, once the
+/// process is up, the sequential lines read alike from process to process; a process started
+/// on one core (`taskset` around the whole command) read lower (`Benchmarks/README.md`).
 enum CPUPinning {
     static let variable = "RUNWAY_BENCHMARK_CPUS"
 
