@@ -12,22 +12,15 @@ import Foundation
 enum CPUPinning {
     static let variable = "RUNWAY_BENCHMARK_CPUS"
 
-    /// The client's and the server's CPU, when the variable asks for pinning.
-    static var requested: (client: Int, server: Int)? {
-        guard let value = ProcessInfo.processInfo.environment[variable] else { return nil }
-        let parts = value.split(separator: "/").compactMap { Int($0) }
-        guard parts.count == 2, parts.allSatisfy({ $0 >= 0 }) else { return nil }
-        return (parts[0], parts[1])
-    }
-
-    /// Pins this process to the client's CPU and `server` to the server's, when asked.
+    /// Pins this process to the client's CPU and `server` to the server's, when the variable
+    /// asks for it; a value that is not two CPU numbers fails the setup rather than run unpinned.
     static func apply(server: Int32) throws {
-        guard let cpus = requested else {
-            if ProcessInfo.processInfo.environment[variable] != nil { throw PinningError.unreadable }
-            return
-        }
-        try pin(ProcessInfo.processInfo.processIdentifier, to: cpus.client)
-        try pin(server, to: cpus.server)
+        guard let value = ProcessInfo.processInfo.environment[variable] else { return }
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+        let cpus = parts.compactMap { Int($0) }.filter { $0 >= 0 }
+        guard parts.count == 2, cpus.count == 2 else { throw PinningError.unreadable }
+        try pin(ProcessInfo.processInfo.processIdentifier, to: cpus[0])
+        try pin(server, to: cpus[1])
     }
 
     /// Every thread of process `pid` (`-a`) to `cpu`; threads made later inherit it.

@@ -13,7 +13,9 @@ final class CacheSweep {
 
     /// The sweep the environment asks for, or `nil`.
     static func requested() -> CacheSweep? {
-        guard let value = ProcessInfo.processInfo.environment[variable], let kib = Int(value), kib > 0 else { return nil }
+        // At most a GiB: the buffer's size in words cannot overflow.
+        guard let value = ProcessInfo.processInfo.environment[variable], let kib = Int(value), (1...(1 << 20)).contains(kib)
+        else { return nil }
         return CacheSweep(kib: kib)
     }
 
