@@ -2,7 +2,7 @@ import HTTPTypes
 
 /// Lets identical in-flight loads share one network call.
 ///
-/// The first load of a key starts the call; later ones join it. A joiner whose task is cancelled
+/// The first load of a call starts it; later identical ones join it. A joiner whose task is cancelled
 /// stops waiting at once. Joining, leaving and ending a call all happen under one lock, so a
 /// load arriving as a call ends never joins a call that is being cancelled: it starts a new one.
 ///
@@ -29,6 +29,38 @@ package final class CallCoalescer: Sendable {
         }
     }
 
+    /// Which call a safe load makes, for ``lead(_:cancellation:onJoin:_:)``: its kind (the API's
+    /// type) and its key, the text that tells calls apart — made only once another load of the
+    /// same kind is in flight beside it.
+    ///
+    /// A load one after another, as most are, never makes its key: the key of a call touches
+    /// every part of the request (``FlightKey``), and on a sequential load over the network
+    /// that half microsecond of work, run once with cold caches, cost some 4–6 µs of CPU
+    /// (measured in `Benchmarks/README.md`).
+    package struct Identity: Sendable {
+        let kind: ObjectIdentifier
+        fileprivate let known: String?
+        fileprivate let make: (@Sendable () -> String?)?
+
+        /// A call whose key is known already (a cache key's digest).
+        package init(kind: ObjectIdentifier, key: String) {
+            self.kind = kind
+            known = key
+            make = nil
+        }
+
+        /// A call whose key `make` makes when another load of `kind` is in flight; a `nil`
+        /// key shares with no other call. `make` must give the same key whenever it is called.
+        package init(kind: ObjectIdentifier, makingKey make: @escaping @Sendable () -> String?) {
+            self.kind = kind
+            known = nil
+            self.make = make
+        }
+
+        /// The key, made now if it is not known.
+        fileprivate func key() -> String? { known ?? make?() }
+    }
+
     /// What a waiting load is told: the call's outcome, or that the load running it left before
     /// it ended, so this load runs it itself.
     private enum Verdict: Sendable {
@@ -36,27 +68,51 @@ package final class CallCoalescer: Sendable {
         case takeOver
     }
 
-    /// One shared call: who waits for it, and — a call of ``run(_:_:)`` — its task, once made.
+    /// A call of ``run(_:_:)``: who waits for it, and its task, once made.
     private struct Call {
         let id: UInt64
         var waiters: [ObjectIdentifier: OneShot<Verdict>]
-        /// Whether the call runs in a task of its own rather than in its leader's.
-        let ownTask: Bool
         var task: Task<Void, Never>?
+    }
+
+    /// A call of ``lead(_:cancellation:onJoin:_:)``, run in its leader's task.
+    private struct Led {
+        var waiters: [ObjectIdentifier: OneShot<Verdict>] = [:]
+        /// Its key once made (`.some(nil)`: made, and it shares with no other call).
+        var key: String??
+        let make: (@Sendable () -> String?)?
+    }
+
+    /// The led calls of one kind.
+    private struct Kind {
+        var calls: [UInt64: Led] = [:]
+        /// The calls whose key is made, by key.
+        var byKey: [String: UInt64] = [:]
+    }
+
+    /// What a load does on arriving at a led call's kind.
+    private enum Arrival {
+        /// Make these calls' keys (and its own, if not made), then arrive again.
+        case makeKeys([(id: UInt64, make: @Sendable () -> String?)])
+        case lead(id: UInt64)
+        case join(id: UInt64, waiter: OneShot<Verdict>, count: Int)
     }
 
     private struct State {
         var calls: [String: Call] = [:]
+        /// Kinds stay once seen (as many as the app has API types), their storage reused.
+        var led: [ObjectIdentifier: Kind] = [:]
         var lastID: UInt64 = 0
     }
 
     private let state = Locked(State())
-    /// Told each time a load joins or starts a call (tests wait on it).
+    /// Told each time a load joins or starts a call (tests wait on it): the call's key when it
+    /// is made (empty otherwise), and how many loads share the call.
     package let joined = Locked<(@Sendable (String, Int) -> Void)?>(nil)
 
-    /// Runs `operation` once per key among concurrent callers, in the task of the first — the
+    /// Runs `operation` once per call among concurrent callers, in the task of the first — the
     /// call's leader — and hands its outcome to those who joined; for safe requests (`GET`,
-    /// `HEAD`), which may be sent twice.
+    /// `HEAD`), which may be sent twice. Calls are the same when their kinds and keys are.
     ///
     /// A joiner whose task is cancelled, or whose `cancellation` fires, leaves at once. The
     /// leader's cancellation ends `operation` (the leader passes its handle on), and so the call:
@@ -68,73 +124,108 @@ package final class CallCoalescer: Sendable {
     ///   - onJoin: Called when this call joined one already in flight (once per load).
     /// - returns: The outcome, and whether this caller ran `operation` itself.
     func lead(
-        _ key: String, cancellation: LoadCancellation?, onJoin: (() -> Void)?, _ operation: () async -> Outcome
+        _ identity: Identity, cancellation: LoadCancellation?, onJoin: (() -> Void)?, _ operation: () async -> Outcome
     ) async -> (outcome: Outcome, led: Bool) {
         var reported = false
+        var own: String?? = identity.known.map { .some($0) }
         while true {
-            let role = state.withLock { state -> (id: UInt64, waiter: OneShot<Verdict>?, count: Int) in
-                if var existing = state.calls[key] {
-                    let waiter = OneShot<Verdict>()
-                    existing.waiters[ObjectIdentifier(waiter)] = waiter
-                    state.calls[key] = existing
-                    // The leader counts as one of those sharing the call.
-                    return (existing.id, waiter, existing.waiters.count + 1)
+            let arrival = state.withLock { state in Self.arrive(identity, key: own, in: &state) }
+            switch arrival {
+            case .makeKeys(let unmade):
+                // Outside the lock: a key may take a while, and is the same whoever makes it.
+                if own == nil { own = .some(identity.key()) }
+                let made = unmade.map { (id: $0.id, key: $0.make()) }
+                state.withLock { state in Self.record(made, kind: identity.kind, in: &state) }
+                continue
+            case .lead(let id):
+                if !reported {
+                    reported = true
+                    joined.withLock { $0 }?((own ?? nil) ?? "", 1)
                 }
-                state.lastID += 1
-                state.calls[key] = Call(id: state.lastID, waiters: [:], ownTask: false, task: nil)
-                return (state.lastID, nil, 1)
-            }
-            if !reported {
-                reported = true
-                joined.withLock { $0 }?(key, role.count)
-                if role.waiter != nil { onJoin?() }
-            }
-            guard let waiter = role.waiter else {
                 let outcome = await operation()
                 // Ended by its leader leaving: those waiting do not inherit the cancellation.
                 let handOver = outcome.isCancelled && (Task.isCancelled || cancellation?.isCancelled == true)
-                for waiter in end(key, id: role.id) { waiter.resolve(handOver ? .takeOver : .outcome(outcome)) }
+                for waiter in end(identity.kind, id: id) { waiter.resolve(handOver ? .takeOver : .outcome(outcome)) }
                 return (outcome, true)
-            }
-            switch await wait(for: waiter, in: key, id: role.id, cancellation: cancellation) {
-            case .outcome(let outcome): return (outcome, false)
-            case .takeOver: continue
+            case .join(let id, let waiter, let count):
+                if !reported {
+                    reported = true
+                    joined.withLock { $0 }?((own ?? nil) ?? "", count)
+                    onJoin?()
+                }
+                let kind = identity.kind
+                let verdict = await wait(for: waiter, cancellation: cancellation) { [self] in
+                    state.withLock { _ = $0.led[kind]?.calls[id]?.waiters.removeValue(forKey: ObjectIdentifier(waiter)) }
+                }
+                switch verdict {
+                case .outcome(let outcome): return (outcome, false)
+                case .takeOver: continue
+                }
             }
         }
     }
 
-    /// Ends call `id` of `key` (unless a new call of the key began) and hands back who waits.
-    private func end(_ key: String, id: UInt64) -> [OneShot<Verdict>] {
+    /// A load of `identity`, its key `key` if made, arrives: it joins the call with its key,
+    /// leads a call of its own, or first makes the keys it needs to tell which. Under the lock.
+    private static func arrive(_ identity: Identity, key: String??, in state: inout State) -> Arrival {
+        var kind = state.led[identity.kind] ?? Kind()
+        defer { state.led[identity.kind] = kind }
+        // Alone in its kind: it leads, its key unmade until another load arrives beside it.
+        if kind.calls.isEmpty, key == nil {
+            state.lastID += 1
+            kind.calls[state.lastID] = Led(key: nil, make: identity.make)
+            return .lead(id: state.lastID)
+        }
+        let unmade = kind.calls.compactMap { id, call in
+            call.key == nil ? call.make.map { (id: id, make: $0) } : nil
+        }
+        guard let key, unmade.isEmpty else { return .makeKeys(unmade) }
+        if let text = key, let id = kind.byKey[text], var call = kind.calls[id] {
+            let waiter = OneShot<Verdict>()
+            call.waiters[ObjectIdentifier(waiter)] = waiter
+            kind.calls[id] = call
+            // The leader counts as one of those sharing the call.
+            return .join(id: id, waiter: waiter, count: call.waiters.count + 1)
+        }
+        state.lastID += 1
+        kind.calls[state.lastID] = Led(key: .some(key), make: nil)
+        if let text = key { kind.byKey[text] = state.lastID }
+        return .lead(id: state.lastID)
+    }
+
+    /// Keys made for calls of `kind`, kept for those still in flight. Under the lock.
+    private static func record(_ made: [(id: UInt64, key: String?)], kind: ObjectIdentifier, in state: inout State) {
+        guard var calls = state.led[kind] else { return }
+        defer { state.led[kind] = calls }
+        for (id, key) in made {
+            guard var call = calls.calls[id], call.key == nil else { continue }
+            call.key = .some(key)
+            calls.calls[id] = call
+            // A key another call in flight already has (made while this one's was not)
+            // leaves this call to its own leader.
+            if let key, calls.byKey[key] == nil { calls.byKey[key] = id }
+        }
+    }
+
+    /// Ends led call `id` of `kind` and hands back who waits.
+    private func end(_ kind: ObjectIdentifier, id: UInt64) -> [OneShot<Verdict>] {
         state.withLock { state -> [OneShot<Verdict>] in
-            guard let call = state.calls[key], call.id == id else { return [] }
-            state.calls.removeValue(forKey: key)
+            guard var calls = state.led[kind], let call = calls.calls.removeValue(forKey: id) else { return [] }
+            if case .some(.some(let key)) = call.key, calls.byKey[key] == id { calls.byKey.removeValue(forKey: key) }
+            state.led[kind] = calls
             return Array(call.waiters.values)
         }
     }
 
-    /// Waits as `waiter` for call `id` of `key` until it ends or this caller leaves — its task
-    /// cancelled or its `cancellation` fired. Leaving ends a call of ``run(_:_:)`` when nobody
-    /// else waits; a led call is its leader's.
+    /// Waits as `waiter` until its call ends or this caller leaves — its task cancelled or its
+    /// `cancellation` fired; leaving resolves `waiter` and runs `leaving`, which takes it off
+    /// its call.
     private func wait(
-        for waiter: OneShot<Verdict>, in key: String, id callID: UInt64, cancellation: LoadCancellation?
+        for waiter: OneShot<Verdict>, cancellation: LoadCancellation?, leaving: @escaping @Sendable () -> Void
     ) async -> Verdict {
-        let identity = ObjectIdentifier(waiter)
         let leave: @Sendable () -> Void = {
             waiter.resolve(.outcome(Outcome(result: .failure(.cancelled))))
-            // Leaving and, for the last waiter of a call in its own task, removing the call are
-            // one step.
-            let abandoned = self.state.withLock { state -> Task<Void, Never>? in
-                guard var call = state.calls[key], call.id == callID else { return nil }
-                call.waiters.removeValue(forKey: identity)
-                guard call.waiters.isEmpty, call.ownTask else {
-                    state.calls[key] = call
-                    return nil
-                }
-                // A task not made yet is cancelled as it is recorded (`start`).
-                state.calls.removeValue(forKey: key)
-                return call.task
-            }
-            abandoned?.cancel()
+            leaving()
         }
         let registration = cancellation?.register(leave)
         defer { if let registration { cancellation?.end(registration) } }
@@ -158,15 +249,29 @@ package final class CallCoalescer: Sendable {
                 return (existing.id, existing.waiters.count)
             }
             state.lastID += 1
-            state.calls[key] = Call(id: state.lastID, waiters: [ObjectIdentifier(waiter): waiter], ownTask: true, task: nil)
+            state.calls[key] = Call(id: state.lastID, waiters: [ObjectIdentifier(waiter): waiter], task: nil)
             return (state.lastID, 1)
         }
         if count == 1 { start(key, id: callID, operation) }
         joined.withLock { $0 }?(key, count)
         // Such a call is never handed over: its task runs it to the end for whoever waits.
-        guard case .outcome(let outcome) = await wait(for: waiter, in: key, id: callID, cancellation: nil) else {
-            return Outcome(result: .failure(.cancelled))
+        let identity = ObjectIdentifier(waiter)
+        let verdict = await wait(for: waiter, cancellation: nil) { [self] in
+            // Leaving and, for the call's last waiter, ending the call are one step.
+            let abandoned = state.withLock { state -> Task<Void, Never>? in
+                guard var call = state.calls[key], call.id == callID else { return nil }
+                call.waiters.removeValue(forKey: identity)
+                guard call.waiters.isEmpty else {
+                    state.calls[key] = call
+                    return nil
+                }
+                // A task not made yet is cancelled as it is recorded (`start`).
+                state.calls.removeValue(forKey: key)
+                return call.task
+            }
+            abandoned?.cancel()
         }
+        guard case .outcome(let outcome) = verdict else { return Outcome(result: .failure(.cancelled)) }
         return outcome
     }
 
@@ -194,6 +299,11 @@ package final class CallCoalescer: Sendable {
     /// Hands the outcome of call `id` to everyone waiting for it, and ends the call (unless
     /// every waiter already left and a new call of the key began).
     private func finish(_ key: String, id: UInt64, with outcome: Outcome) {
-        for waiter in end(key, id: id) { waiter.resolve(.outcome(outcome)) }
+        let waiters = state.withLock { state -> [OneShot<Verdict>] in
+            guard let call = state.calls[key], call.id == id else { return [] }
+            state.calls.removeValue(forKey: key)
+            return Array(call.waiters.values)
+        }
+        for waiter in waiters { waiter.resolve(.outcome(outcome)) }
     }
 }

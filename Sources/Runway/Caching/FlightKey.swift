@@ -8,8 +8,10 @@ import HTTPTypes
 /// name, method, path, every param sorted by name, every header field the service and the API
 /// give — the sign-in the credential is taken from, so loads of two users never share a call,
 /// and what bounds the load (its timeouts, its largest answer, its format), so no load waits
-/// longer or accepts more than its own API says. Only `GET` and `HEAD` without a body, without a transfer's hooks, and for an API that
-/// has not turned ``API/sharesIdenticalLoads`` off.
+/// longer or accepts more than its own API says. Only `GET` and `HEAD` without a body, without a
+/// transfer's hooks, and for an API that has not turned ``API/sharesIdenticalLoads`` off. The
+/// engine makes one only when another load of the same API type is in flight beside the load
+/// (``identity(api:registered:params:body:hooks:)``).
 struct FlightKey {
     /// Every text part behind its length in UTF-8 bytes (`11:listings-v2|`), every number in
     /// its place, so no choice of values can make two different calls share a text. Kept as
@@ -17,13 +19,44 @@ struct FlightKey {
     /// logged), and the coalescer's dictionary hashes it anyway; made with a SHA-256 and its
     /// hex, it was the engine's costliest step on a load after the parser (`perf`). Its
     /// `runway-flight-3|` start tells it apart from a cache key's hex digest and from the
-    /// generated client's `operation …` keys in the same coalescer.
+    /// generated client's `operation …` keys.
     let text: String
 
+    /// The key of a load of `api`, or `nil` for one that shares with no other (see
+    /// ``shares(_:body:hooks:)``, and params that cannot be written as JSON).
     init?(api: some API, service: Service, params: Parameters, body: RequestBody?, hooks: TransferHooks) {
-        guard api.sharesIdenticalLoads, api.method == .get || api.method == .head, body == nil,
-            hooks.sink == nil, hooks.prepare == nil, hooks.uploadProgress == nil, hooks.signIn == nil
-        else { return nil }
+        guard Self.shares(api, body: body, hooks: hooks) else { return nil }
+        self.init(api: api, service: service, params: params, signIn: Self.signIn(of: api, service: service))
+    }
+
+    /// The identity of a load's call in the engine's coalescer, its key made only when another
+    /// load of the same API type is in flight beside it; `nil` for a load that shares with none.
+    /// The sign-in is read now, as the load starts: the key made later still names the user the
+    /// load is for.
+    static func identity(
+        api: some API, registered: RegisteredService, params: Parameters, body: RequestBody?, hooks: TransferHooks
+    ) -> CallCoalescer.Identity? {
+        guard shares(api, body: body, hooks: hooks) else { return nil }
+        let signIn = signIn(of: api, service: registered.service)
+        return CallCoalescer.Identity(kind: ObjectIdentifier(type(of: api))) {
+            FlightKey(api: api, service: registered.service, params: params, signIn: signIn)?.text
+        }
+    }
+
+    /// Whether a load may share its call: a `GET` or `HEAD` without a body, without a transfer's
+    /// hooks, of an API that has not turned ``API/sharesIdenticalLoads`` off.
+    static func shares(_ api: some API, body: RequestBody?, hooks: TransferHooks) -> Bool {
+        api.sharesIdenticalLoads && (api.method == .get || api.method == .head) && body == nil && hooks.sink == nil
+            && hooks.prepare == nil && hooks.uploadProgress == nil && hooks.signIn == nil
+    }
+
+    /// The sign-in a load of `api` takes its credential from, if it takes one.
+    private static func signIn(of api: some API, service: Service) -> SignInEpoch? {
+        api.authenticates ? service.credentials.authentication?.epoch : nil
+    }
+
+    /// The key of a load of `api` made for `signIn`; `nil` when its params cannot be written as JSON.
+    private init?(api: some API, service: Service, params: Parameters, signIn: SignInEpoch?) {
         let apiHeaders = api.headers
         var fields = service.commonHeaders
         if !apiHeaders.isEmpty {
@@ -50,7 +83,7 @@ struct FlightKey {
             key.add(field.name.canonicalName)
             key.add(field.value)
         }
-        key.add(api.authenticates ? service.credentials.authentication?.epoch.description ?? "" : "")
+        key.add(signIn?.description ?? "")
         let totalTimeout = api.totalTimeout
         key.add(api.timeout)
         key.add(totalTimeout ?? .zero)

@@ -63,7 +63,8 @@ extension Engine {
         }
         // Asked conditionally: a 304 confirms the stored body, which then answers.
         let validated = stored.flatMap { $0.conditions.isEmpty ? nil : $0 }
-        let (flightResult, attempts) = await shareFlight(key.hash, api: api, cancellation: cancellation) { [self] in
+        let flight = CallCoalescer.Identity(kind: ObjectIdentifier(CacheKey.self), key: key.hash)
+        let (flightResult, attempts) = await shareFlight(flight, api: api, cancellation: cancellation) { [self] in
             // A flight for this key may have ended between this load's lookup and now: its
             // answer is in memory, and a second request would be one too many.
             if !ignoringCache, let hit = cache.freshInMemory(key) {

@@ -364,7 +364,8 @@ public final class Engine: Sendable {
         guard let cache, policy.tiers != .none, api.method == .get || api.method == .head, body == nil,
             let key = CacheKey(api: api, service: service, params: params)
         else {
-            guard let flight = FlightKey(api: api, service: service, params: params, body: body, hooks: hooks) else {
+            guard let flight = FlightKey.identity(api: api, registered: registered, params: params, body: body, hooks: hooks)
+            else {
                 let (result, attempts) = await runAttempts(
                     api, params: params, body: body, registered: registered, hooks: hooks, cancellation: cancellation,
                     loadID: loadID, trace: trace, land: land)

@@ -155,14 +155,16 @@ struct CoalescingTests {
         var joinIterator = joins.makeAsyncIterator()
         for _ in 0..<100 {
             let leaving = Task {
-                await coalescer.lead("k", cancellation: nil, onJoin: nil) {
+                await coalescer.lead(Self.known("k"), cancellation: nil, onJoin: nil) {
                     // Waits until cancelled: only the leader's leaving ends it.
                     try? await Task.sleep(for: .seconds(600))
                     return .init(result: Task.isCancelled ? .failure(.cancelled) : .success(answer))
                 }
             }
             #expect(await joinIterator.next() == 1)
-            async let arriving = coalescer.lead("k", cancellation: nil, onJoin: nil) { .init(result: .success(answer)) }
+            async let arriving = coalescer.lead(Self.known("k"), cancellation: nil, onJoin: nil) {
+                .init(result: .success(answer))
+            }
             #expect(await joinIterator.next() == 2)
             leaving.cancel()
             let (outcome, led) = await arriving
@@ -171,6 +173,79 @@ struct CoalescingTests {
             let left = await leaving.value
             #expect(left.outcome.isCancelled && left.led)
         }
+    }
+
+    @Test("a load alone in flight never makes its key; one arriving beside it makes both, once, and joins only its equal")
+    nonisolated func keysMadeOnlyBesideAnother() async throws {
+        let (coalescer, joins) = Self.watchedCoalescer()
+        var joinIterator = joins.makeAsyncIterator()
+        let made = TestBox<[String]>([])
+        let answer = Self.answer
+        func identity(_ key: String) -> CallCoalescer.Identity {
+            CallCoalescer.Identity(kind: ObjectIdentifier(AdHocAPI.self)) {
+                made.mutate { $0.append(key) }
+                return key
+            }
+        }
+        let alone = await coalescer.lead(identity("a"), cancellation: nil, onJoin: nil) { .init(result: .success(answer)) }
+        #expect(await joinIterator.next() == 1)
+        #expect(alone.led)
+        #expect(made.value.isEmpty, "a load alone never made its key")
+        // A leader held open; an equal load joins it, a different one runs its own.
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let leader = Task {
+            await coalescer.lead(identity("a"), cancellation: nil, onJoin: nil) {
+                for await _ in gate { break }
+                return .init(result: .success(answer))
+            }
+        }
+        #expect(await joinIterator.next() == 1)
+        let joiner = Task {
+            await coalescer.lead(identity("a"), cancellation: nil, onJoin: nil) { .init(result: .failure(.cancelled)) }
+        }
+        #expect(await joinIterator.next() == 2)
+        let other = await coalescer.lead(identity("b"), cancellation: nil, onJoin: nil) { .init(result: .success(answer)) }
+        #expect(await joinIterator.next() == 1)
+        #expect(other.led)
+        open.yield()
+        let joined = await joiner.value
+        #expect(!joined.led)
+        #expect(!joined.outcome.isCancelled, "the joiner got the leader's answer")
+        #expect(await leader.value.led)
+        // The leader's key, made once by the joiner; the joiner's own; the other load's own.
+        #expect(made.value.sorted() == ["a", "a", "b"])
+    }
+
+    @Test(
+        "a load in flight for one user is not joined by the next user's identical load, its key made after the switch",
+        arguments: TransportKind.allCases)
+    nonisolated func notJoinedAcrossSignIns(_ kind: TransportKind) async throws {
+        let authentication = TestBox<Authentication?>(nil)
+        try await UserChangeTests.withAccount(kind, switchOnFirstRequest: false, authenticationBox: authentication) {
+            harness, keychain, _ in
+            let (arrivals, arrived) = AsyncStream<Int>.makeStream()
+            harness.engine.coalescer.joined.withLock { $0 = { _, count in arrived.yield(count) } }
+            var counts = arrivals.makeAsyncIterator()
+            let api = AdHocAPI(path: "/faults/gate/signed-in")
+            // A's load, alone in flight: its call's key is not made yet.
+            let first = Task { await harness.engine.perform(api) }
+            #expect(await counts.next() == 1)
+            await harness.probe.wait(for: .gateWaiting)
+            keychain.set("B-token")
+            authentication.value?.reset()
+            // B's identical load makes A's key now: it still names A's sign-in, so B sends its own.
+            let second = Task { await harness.engine.perform(api) }
+            #expect(await counts.next() == 1)
+            harness.probe.openGate("signed-in")
+            _ = await first.value
+            _ = try await second.value.get()
+            #expect(harness.probe.count("/faults/gate/signed-in") == 2)
+        }
+    }
+
+    /// A call whose key is known from the start, as a cached load's.
+    nonisolated static func known(_ key: String) -> CallCoalescer.Identity {
+        CallCoalescer.Identity(kind: ObjectIdentifier(String.self), key: key)
     }
 
     /// A coalescer that tells, for each load that joins or starts a call, how many share it.
