@@ -20,12 +20,15 @@ extension DemoChapter {
         await first.stop()
         // The app: `runway outbox orders` in a process of its own (over the demo's transport), its
         // outbox in its own container. Its requests are its own: the demo's wire count omits them.
-        let app = [
-            "outbox", "orders", "--server", "http://127.0.0.1:\(port)", "--container",
-            context.scratch.appendingPathComponent("app-device").path, "--queues", "1",
-            "--transport", context.wire.base is URLSessionTransport ? "urlsession" : "ahc",
-        ]
-        let placed = try await AppProcess.start(app + ["--count", "5"])
+        let transport = context.wire.base is URLSessionTransport ? "urlsession" : "ahc"
+        let device = context.scratch.appendingPathComponent("app-device").path
+        func app(serverPort: Int) -> [String] {
+            [
+                "outbox", "orders", "--server", "http://127.0.0.1:\(serverPort)", "--container", device, "--queues", "1",
+                "--transport", transport,
+            ]
+        }
+        let placed = try await AppProcess.start(app(serverPort: port) + ["--count", "5"])
         var keys: [String] = []
         while keys.count < 5, let line = await placed.nextLine() {
             let fields = line.split(separator: " ")
@@ -34,8 +37,11 @@ extension DemoChapter {
         await placed.kill()
         log.say("5 orders placed with the server away, each on disk before enqueue returned; the app is killed (SIGKILL)")
 
-        let server = try await DemoServer.start(demoRoutes: false, port: port, orders: desk)
-        let relaunched = try await AppProcess.start(app)
+        // Back at an address of its own: the old port may have been taken meanwhile, as the local
+        // port of a connection made since. The outbox keeps each order's path, not its URL, so the
+        // relaunched app sends them wherever its service now points.
+        let server = try await DemoServer.start(demoRoutes: false, orders: desk)
+        let relaunched = try await AppProcess.start(app(serverPort: server.port))
         var last = ""
         while let line = await relaunched.nextLine() { last = line }
         let status = await relaunched.exitStatus()
