@@ -88,14 +88,15 @@ package final class CallCoalescer: Sendable {
         var calls: [UInt64: Led] = [:]
         /// The calls whose key is made, by key.
         var byKey: [String: UInt64] = [:]
-        /// The calls whose key is not made yet, and what makes it.
-        var unkeyed: [UInt64: @Sendable () -> String?] = [:]
+        /// The calls whose key is not made yet, with the identity that makes it (kept whole: a
+        /// closure kept alone in a dictionary is wrapped for it, an allocation a load).
+        var unkeyed: [UInt64: Identity] = [:]
     }
 
     /// What a load does on arriving at a led call's kind.
     private enum Arrival {
         /// Make these calls' keys (and its own, if not made), then arrive again.
-        case makeKeys([(id: UInt64, make: @Sendable () -> String?)])
+        case makeKeys([(id: UInt64, identity: Identity)])
         case lead(id: UInt64)
         case join(id: UInt64, waiter: OneShot<Verdict>, count: Int)
     }
@@ -144,7 +145,7 @@ package final class CallCoalescer: Sendable {
             case .makeKeys(let unmade):
                 // Outside the lock: a key may take a while, and is the same whoever makes it.
                 if own == nil { own = .some(identity.key()) }
-                made = unmade.map { (id: $0.id, key: $0.make()) }
+                made = unmade.map { (id: $0.id, key: $0.identity.key()) }
                 continue
             case .lead(let id):
                 if !reported {
@@ -179,12 +180,12 @@ package final class CallCoalescer: Sendable {
     /// to tell which. Under the lock.
     private static func arrive(_ identity: Identity, key: String??, newID: UInt64, in kind: inout Kind) -> Arrival {
         // Alone in its kind: it leads, its key unmade until another load arrives beside it.
-        if kind.calls.isEmpty, key == nil, let make = identity.make {
+        if kind.calls.isEmpty, key == nil, identity.make != nil {
             kind.calls[newID] = Led(key: nil)
-            kind.unkeyed[newID] = make
+            kind.unkeyed[newID] = identity
             return .lead(id: newID)
         }
-        guard let key, kind.unkeyed.isEmpty else { return .makeKeys(kind.unkeyed.map { (id: $0.key, make: $0.value) }) }
+        guard let key, kind.unkeyed.isEmpty else { return .makeKeys(kind.unkeyed.map { (id: $0.key, identity: $0.value) }) }
         if let text = key, let id = kind.byKey[text], kind.calls[id] != nil {
             let waiter = OneShot<Verdict>()
             kind.calls[id]?.waiters[ObjectIdentifier(waiter)] = waiter
