@@ -217,10 +217,13 @@ final class Fixture: @unchecked Sendable {
         try Self.check(JSONSerialization.jsonObject(with: response.body))
     }
 
-    func runwayEngine(_ engine: Engine?, distinct: Bool = false) async throws {
+    /// One load through `engine`, checked; its response, for a caller that reads its timings.
+    @discardableResult
+    func runwayEngine(_ engine: Engine?, distinct: Bool = false) async throws -> RawResponse {
         guard let engine else { throw FixtureError.notStarted }
         let response = try await engine.perform(ListingsAPI(), params: params(distinct: distinct)).get()
         guard response.json?["code"]?.intValue == 0 else { throw FixtureError.unexpectedBody }
+        return response
     }
 
     /// One load through `manager`, where the caller is: on the main actor from a main-actor

@@ -30,12 +30,16 @@ import RunwayNIO
 /// ephemeral, no cache, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
 /// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
 /// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
-/// lines), `parse` (the parser alone, on the same body), `download`, `rawdownload`, `upload` and
+/// lines), `pairloop` (a `rawloop` load, then a `memory` one: the engine's own work right after a
+/// real exchange), `memoryidle` and `idle` (a `memory` load after 100 µs asleep, and the sleep
+/// alone), `parse` (the parser alone, on the same body), `download`, `rawdownload`, `upload` and
 /// `rawupload` (64 MiB from or to a file through the engine or raw AsyncHTTPClient:
 /// ``TransferRun``), `mixed` (`raw` and `engine` loads in turn in one process, as the interleaved
 /// lines run them, timed apart), and `sessionheld` and `sessionapart`, `sessionshared` and
 /// `ahcheld` (loads beside a download into a slow sink: ``HeldSessionRun``). Sequential loads
-/// may each be followed by a ``CacheSweep``.
+/// may each be followed by a ``CacheSweep``. The `rawloop`, `pairloop`, `rawdelegate`, `engine`,
+/// `memory` and `parse` ways also print the mean time their parses took (``ParseClock``; the
+/// raw load's for `pairloop`).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
 
@@ -81,6 +85,7 @@ enum ProfileRun {
             let clock = ContinuousClock()
             let start = clock.now
             let fixture = Fixture.shared
+            let parses = ParseClock()
             /// One load the chosen way; `distinct` gives it a number of its own (`?n=…`), as the
             /// in-flight lines do, so that loads in flight at once never share one request.
             @Sendable func load(distinct: Bool) async throws {
@@ -95,10 +100,12 @@ enum ProfileRun {
                     let response = try await client.execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
                     let body = try await response.body.collect(upTo: 1 << 20)
                     try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
-                case "rawloop":
+                case "rawloop", "pairloop":
                     let response = try await perLoop[0].execute(HTTPClientRequest(url: numbered), timeout: .seconds(20))
                     let body = try await response.body.collect(upTo: 1 << 20)
-                    try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                    try Fixture.check(try parses.time { try JSON(parsing: Data(body.readableBytesView)) })
+                    // The engine's own work run right after an exchange, as it runs over a transport.
+                    if way == "pairloop" { try await fixture.runwayEngine(memory, distinct: distinct) }
                 case "rawdelegate":
                     let loop: any EventLoop = loops[0]
                     let request = try HTTPClient.Request(url: numbered)
@@ -107,7 +114,7 @@ enum ProfileRun {
                         request: request, delegate: CollectingDelegate(), eventLoop: .delegate(on: loop),
                         deadline: deadline)
                     let body: ByteBuffer = try await task.futureResult.get()
-                    try Fixture.check(try JSON(parsing: Data(body.readableBytesView)))
+                    try Fixture.check(try parses.time { try JSON(parsing: Data(body.readableBytesView)) })
                 case "transport":
                     let path = String(numbered.dropFirst(parts[2].count))
                     let request = TransportRequest(
@@ -115,7 +122,7 @@ enum ProfileRun {
                         body: nil, timeout: .seconds(20), apiName: "Listings")
                     try Fixture.check(try JSON(parsing: try await transport.send(request).body))
                 case "engine":
-                    try await fixture.runwayEngine(engine, distinct: distinct)
+                    parses.add(try await fixture.runwayEngine(engine, distinct: distinct).timings[.parse])
                 case "manager":
                     try await fixture.runwayManager(manager, distinct: distinct)
                 case "session":
@@ -128,9 +135,14 @@ enum ProfileRun {
                 case "sessionengine":
                     try await fixture.runwayEngine(sessionEngine, distinct: distinct)
                 case "memory":
-                    try await fixture.runwayEngine(memory, distinct: distinct)
+                    parses.add(try await fixture.runwayEngine(memory, distinct: distinct).timings[.parse])
+                case "memoryidle", "idle":
+                    // A tenth of a millisecond asleep first, as a load waits for its answer: the
+                    // core idles, with no other code run.
+                    usleep(100)
+                    if way == "memoryidle" { try await fixture.runwayEngine(memory, distinct: distinct) }
                 case "parse":
-                    try Fixture.check(try JSON(parsing: ListingServer.body))
+                    try Fixture.check(try parses.time { try JSON(parsing: ListingServer.body) })
                 case "download":
                     try await TransferRun.download(engine)
                 case "rawdownload":
@@ -142,7 +154,8 @@ enum ProfileRun {
                 default:
                     print(
                         "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, engine, manager, session,"
-                            + " sessionstream, sessionengine, memory, parse, download, rawdownload, upload, rawupload,"
+                            + " sessionstream, sessionengine, memory, pairloop, memoryidle, idle, parse, download, rawdownload,"
+                            + " upload, rawupload,"
                             + " mixed, sessionheld, sessionapart, sessionshared or ahcheld")
                     exit(2)
                 }
@@ -185,7 +198,10 @@ enum ProfileRun {
             getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
             let cpu =
                 (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
-            print("\(parts[0]): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)")
+            let parsing = parses.summary.map { ", parse \($0) µs a load" } ?? ""
+            print(
+                "\(parts[0]): \(count) loads, wall \(elapsed / count) a load, CPU \(cpu / count) µs a load (the whole process)"
+                    + parsing)
             // The transfer ways' files, 64 MiB each.
             try? FileManager.default.removeItem(at: TransferRun.folder)
             try await raw.shutdown()

@@ -35,7 +35,7 @@ package final class CallCoalescer: Sendable {
     ///
     /// A load one after another, as most are, never makes its key: the key of a call touches
     /// every part of the request (``FlightKey``), and on a sequential load over the network
-    /// that half microsecond of work, run once with cold caches, cost some 4–6 µs of CPU
+    /// that half microsecond of work, run once with cold caches, cost about 4 µs of CPU
     /// (measured in `Benchmarks/README.md`).
     package struct Identity: Sendable {
         let kind: ObjectIdentifier
