@@ -7,7 +7,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
-import Runway
+@_spi(Benchmarks) import Runway
 import RunwayNIO
 
 /// One way of loading, many times in a row, in a process of its own: what `perf record` and
@@ -26,6 +26,8 @@ import RunwayNIO
 /// as Runway's transport sends an API call: ``CollectingDelegate``), `transport`
 /// (``AsyncHTTPClientTransport`` alone, no engine: without the engine's collector it gathers the
 /// body through AsyncHTTPClient's `async` interface, not the path an engine's API call takes),
+/// `transportcall` (the transport alone on an API call's path: a ``GatheringSink``, a
+/// cancellation handle, the request marked as the engine marks one),
 /// `engine`, `manager` (an `APIManager` awaited from a background task), `session` (raw URLSession,
 /// ephemeral, no cache, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
 /// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
@@ -37,8 +39,8 @@ import RunwayNIO
 /// ``TransferRun``), `mixed` (`raw` and `engine` loads in turn in one process, as the interleaved
 /// lines run them, timed apart), and `sessionheld` and `sessionapart`, `sessionshared` and
 /// `ahcheld` (loads beside a download into a slow sink: ``HeldSessionRun``). Sequential loads
-/// may each be followed by a ``CacheSweep``. The `rawloop`, `pairloop`, `rawdelegate`, `engine`,
-/// `memory` and `parse` ways also print the mean time their parses took (``ParseClock``; the
+/// may each be followed by a ``CacheSweep``. The `rawloop`, `pairloop`, `rawdelegate`,
+/// `transportcall`, `engine`, `memory` and `parse` ways also print the mean time their parses took (``ParseClock``; the
 /// raw load's for `pairloop`).
 enum ProfileRun {
     static let variable = "RUNWAY_BENCHMARK_PROFILE"
@@ -121,6 +123,18 @@ enum ProfileRun {
                         head: HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(port)", path: path),
                         body: nil, timeout: .seconds(20), apiName: "Listings")
                     try Fixture.check(try JSON(parsing: try await transport.send(request).body))
+                case "transportcall":
+                    // An API call's path through the transport, as the engine sends it, without the
+                    // engine: a sink of bytes in memory, a cancellation handle, the deadline watched.
+                    let path = String(numbered.dropFirst(parts[2].count))
+                    let sink = GatheringSink()
+                    var request = TransportRequest(
+                        head: HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(port)", path: path),
+                        content: nil, timeout: .seconds(20), apiName: "Listings", responseSink: sink)
+                    request.cancellation = LoadCancellation()
+                    request.markAsEngineAPICall()
+                    _ = try await transport.send(request)
+                    try Fixture.check(try parses.time { try JSON(parsing: sink.body) })
                 case "engine":
                     parses.add(try await fixture.runwayEngine(engine, distinct: distinct).timings[.parse])
                 case "manager":
@@ -153,7 +167,8 @@ enum ProfileRun {
                     try await TransferRun.rawUpload(raw, base: parts[2])
                 default:
                     print(
-                        "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, engine, manager, session,"
+                        "no way named \(way): raw, rawperloop, rawloop, rawdelegate, transport, transportcall, engine,"
+                            + " manager, session,"
                             + " sessionstream, sessionengine, memory, pairloop, memoryidle, idle, parse, download, rawdownload,"
                             + " upload, rawupload,"
                             + " mixed, sessionheld, sessionapart, sessionshared or ahcheld")
