@@ -3,6 +3,7 @@ import HTTPTypes
 import Runway
 import RunwayDemoServer
 import RunwayServer
+import RunwayTestSupport
 
 extension DemoChapter {
     /// Five orders placed by an app process while the order server is away; the app is killed
@@ -14,10 +15,10 @@ extension DemoChapter {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let ledger = try SQLiteOrderLedger(url: folder.appendingPathComponent("orders.sqlite"))
         let desk = OrderDesk(ledger: ledger, keys: try SQLiteIdempotencyStore(url: folder.appendingPathComponent("keys.sqlite")))
-        // The order server's address is taken, then it goes away: the app is "offline" for it.
-        let first = try await DemoServer.start(demoRoutes: false, orders: desk)
-        let port = first.port
-        await first.stop()
+        // The server is away: the app's address for it is a port held bound and never listening,
+        // so its connections are refused and no server started meanwhile (a test's, beside the
+        // demo) can take the port and answer in its place.
+        let away = try LoopbackSocket()
         // The app: `runway outbox orders` in a process of its own (over the demo's transport), its
         // outbox in its own container. Its requests are its own: the demo's wire count omits them.
         let transport = context.wire.base is URLSessionTransport ? "urlsession" : "ahc"
@@ -28,17 +29,17 @@ extension DemoChapter {
                 "--transport", transport,
             ]
         }
-        let placed = try await AppProcess.start(app(serverPort: port) + ["--count", "5"])
+        let placed = try await AppProcess.start(app(serverPort: away.port) + ["--count", "5"])
         var keys: [String] = []
         while keys.count < 5, let line = await placed.nextLine() {
             let fields = line.split(separator: " ")
             if fields.first == "enqueued", fields.count == 4 { keys.append(String(fields[3])) }
         }
         await placed.kill()
+        away.close()
         log.say("5 orders placed with the server away, each on disk before enqueue returned; the app is killed (SIGKILL)")
 
-        // Back at an address of its own: the old port may have been taken meanwhile, as the local
-        // port of a connection made since. The outbox keeps each order's path, not its URL, so the
+        // Back at an address of its own. The outbox keeps each order's path, not its URL, so the
         // relaunched app sends them wherever its service now points.
         let server = try await DemoServer.start(demoRoutes: false, orders: desk)
         let relaunched = try await AppProcess.start(app(serverPort: server.port))
