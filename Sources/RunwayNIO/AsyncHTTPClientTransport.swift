@@ -439,7 +439,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// `head`'s header fields as AsyncHTTPClient takes them, one line per value.
     static func headers(of head: HTTPRequest) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        for line in head.headerFields.headerLines { headers.add(name: line.name, value: line.value) }
+        headers.reserveCapacity(head.headerFields.count)
+        head.headerFields.forEachHeaderLine { headers.add(name: $0, value: $1) }
         return headers
     }
 

@@ -127,7 +127,7 @@ package final class CallCoalescer: Sendable {
     ///   - onJoin: Called when this call joined one already in flight (once per load).
     /// - returns: The outcome, and whether this caller ran `operation` itself.
     func lead(
-        _ identity: Identity, cancellation: LoadCancellation?, onJoin: (() -> Void)?, _ operation: () async -> Outcome
+        _ identity: Identity, cancellation: LoadCancellation?, onJoin: () -> Void = {}, _ operation: () async -> Outcome
     ) async -> (outcome: Outcome, led: Bool) {
         var reported = false
         var own: String?? = identity.known.map { .some($0) }
@@ -161,7 +161,7 @@ package final class CallCoalescer: Sendable {
                 if !reported {
                     reported = true
                     joined.withLock { $0 }?((own ?? nil) ?? "", count)
-                    onJoin?()
+                    onJoin()
                 }
                 let kind = identity.kind
                 let verdict = await wait(for: waiter, cancellation: cancellation) { [self] in

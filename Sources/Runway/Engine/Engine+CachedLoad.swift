@@ -13,7 +13,7 @@ extension Engine {
         _ api: Endpoint, key: CacheKey, cache: ResponseCache, registered: RegisteredService, params: Parameters,
         loadID: LoadID, ignoringCache: Bool, cancellation: LoadCancellation?, trace: LoadTrace?,
         started: ContinuousClock.Instant, preview: (@Sendable (RawResponse) async -> Void)? = nil,
-        land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
+        land: (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
     ) async -> (result: Result<RawResponse, RunwayError>, attempts: Attempts) {
         let service = registered.service
         // A private or local type's default name may be another type's in another launch: its

@@ -8,7 +8,7 @@ extension Engine {
     func performSharedLoad<Endpoint: API>(
         _ api: Endpoint, flight: CallCoalescer.Identity, registered: RegisteredService, params: Parameters, loadID: LoadID,
         cancellation: LoadCancellation?, trace: LoadTrace?, started: ContinuousClock.Instant,
-        land: @escaping @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
+        land: (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError>
     ) async -> (result: Result<RawResponse, RunwayError>, attempts: Attempts) {
         let (result, attempts) = await shareFlight(flight, api: api, cancellation: cancellation) { [self] in
             let (result, attempts) = await runAttempts(

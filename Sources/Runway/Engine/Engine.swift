@@ -356,9 +356,9 @@ public final class Engine: Sendable {
         }
         let service = registered.service
         let policy = api.cachePolicy
-        // The registration, not a copy of its service: one retain instead of one per field.
-        let land: @Sendable (TransportResponse, HTTPRequest, Int) -> Result<RawResponse, RunwayError> = {
-            response, request, attempt in
+        // The registration, not a copy of its service: one retain instead of one per field. A
+        // local function passed only where it cannot escape: its context is not allocated.
+        func land(_ response: TransportResponse, _ request: HTTPRequest, _ attempt: Int) -> Result<RawResponse, RunwayError> {
             Landing.land(response, request: request, api: api, service: registered.service, attempts: attempt, trace: trace)
         }
         guard let cache, policy.tiers != .none, api.method == .get || api.method == .head, body == nil,

@@ -67,6 +67,9 @@ enum RequestBuilder {
         var head = HTTPRequest(method: method, scheme: base.scheme, authority: base.authority, path: path)
         head.headerFields = service.commonHeaders
         let apiHeaders = api.headers
+        // Room for the fields added below (the API's, then content type, accept, user agent and
+        // codings) at once: appended one by one, the fields grew three times for a plain GET.
+        head.headerFields.reserveCapacity(head.headerFields.count + apiHeaders.count + 4)
         if !apiHeaders.isEmpty {
             for field in apiHeaders {
                 head.headerFields[fields: field.name] = []

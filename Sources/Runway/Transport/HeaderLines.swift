@@ -12,17 +12,29 @@ extension HTTPFields {
     public var headerLines: [(name: String, value: String)] {
         var lines: [(name: String, value: String)] = []
         lines.reserveCapacity(count)
-        var cookieLine: Int?
-        for field in self {
-            if field.name == .cookie {
-                if let cookieLine {
-                    lines[cookieLine].value += "; " + field.value
-                    continue
-                }
-                cookieLine = lines.count
-            }
-            lines.append((field.name.rawName, field.value))
-        }
+        forEachHeaderLine { lines.append(($0, $1)) }
         return lines
+    }
+
+    /// Calls `body` with each of ``headerLines`` in order, without making the array: a transport
+    /// that copies the lines into its own type makes no allocation of its own for them.
+    public func forEachHeaderLine(_ body: (_ name: String, _ value: String) throws -> Void) rethrows {
+        // The cookie line's value: the one pair as it is, several joined.
+        var cookie = ""
+        var cookies = 0
+        for field in self where field.name == .cookie {
+            cookie = cookies == 0 ? field.value : cookie + "; " + field.value
+            cookies += 1
+        }
+        var cookieSent = false
+        for field in self {
+            guard field.name == .cookie else {
+                try body(field.name.rawName, field.value)
+                continue
+            }
+            if cookieSent { continue }
+            cookieSent = true
+            try body(field.name.rawName, cookie)
+        }
     }
 }

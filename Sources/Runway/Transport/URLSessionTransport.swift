@@ -114,19 +114,19 @@ public final class URLSessionTransport: Transport {
     /// line by line makes — a name repeated (in any case) is one entry, its values joined with
     /// a comma, under the name as first written — in one pass. (`addValue` capitalizes the name
     /// and searches every entry so far, lowercasing each, for every line.) `Cookie` pairs are
-    /// one line already (``HTTPFields/headerLines``), joined with `"; "`.
+    /// one line already (``HTTPFields/forEachHeaderLine(_:)``), joined with `"; "`.
     static func headerDictionary(_ fields: HTTPFields) -> [String: String] {
         var entries: [String: String] = [:]
         entries.reserveCapacity(fields.count)
         /// The name each entry is under, by the name's lowercase form.
         var written: [String: String] = [:]
-        for line in fields.headerLines {
-            let key = line.name.lowercased()
-            if let name = written[key] {
-                entries[name, default: ""] += "," + line.value
+        fields.forEachHeaderLine { name, value in
+            let key = name.lowercased()
+            if let first = written[key] {
+                entries[first, default: ""] += "," + value
             } else {
-                written[key] = line.name
-                entries[line.name] = line.value
+                written[key] = name
+                entries[name] = value
             }
         }
         return entries

@@ -155,14 +155,14 @@ struct CoalescingTests {
         var joinIterator = joins.makeAsyncIterator()
         for _ in 0..<100 {
             let leaving = Task {
-                await coalescer.lead(Self.known("k"), cancellation: nil, onJoin: nil) {
+                await coalescer.lead(Self.known("k"), cancellation: nil) {
                     // Waits until cancelled: only the leader's leaving ends it.
                     try? await Task.sleep(for: .seconds(600))
                     return .init(result: Task.isCancelled ? .failure(.cancelled) : .success(answer))
                 }
             }
             #expect(await joinIterator.next() == 1)
-            async let arriving = coalescer.lead(Self.known("k"), cancellation: nil, onJoin: nil) {
+            async let arriving = coalescer.lead(Self.known("k"), cancellation: nil) {
                 .init(result: .success(answer))
             }
             #expect(await joinIterator.next() == 2)
@@ -187,24 +187,24 @@ struct CoalescingTests {
                 return key
             }
         }
-        let alone = await coalescer.lead(identity("a"), cancellation: nil, onJoin: nil) { .init(result: .success(answer)) }
+        let alone = await coalescer.lead(identity("a"), cancellation: nil) { .init(result: .success(answer)) }
         #expect(await joinIterator.next() == 1)
         #expect(alone.led)
         #expect(made.value.isEmpty, "a load alone never made its key")
         // A leader held open; an equal load joins it, a different one runs its own.
         let (gate, open) = AsyncStream<Void>.makeStream()
         let leader = Task {
-            await coalescer.lead(identity("a"), cancellation: nil, onJoin: nil) {
+            await coalescer.lead(identity("a"), cancellation: nil) {
                 for await _ in gate { break }
                 return .init(result: .success(answer))
             }
         }
         #expect(await joinIterator.next() == 1)
         let joiner = Task {
-            await coalescer.lead(identity("a"), cancellation: nil, onJoin: nil) { .init(result: .failure(.cancelled)) }
+            await coalescer.lead(identity("a"), cancellation: nil) { .init(result: .failure(.cancelled)) }
         }
         #expect(await joinIterator.next() == 2)
-        let other = await coalescer.lead(identity("b"), cancellation: nil, onJoin: nil) { .init(result: .success(answer)) }
+        let other = await coalescer.lead(identity("b"), cancellation: nil) { .init(result: .success(answer)) }
         #expect(await joinIterator.next() == 1)
         #expect(other.led)
         open.yield()
