@@ -19,6 +19,7 @@ extension DemoChapter {
         // so its connections are refused and no server started meanwhile (a test's, beside the
         // demo) can take the port and answer in its place.
         let away = try LoopbackSocket()
+        defer { away.close() }
         // The app: `runway outbox orders` in a process of its own (over the demo's transport), its
         // outbox in its own container. Its requests are its own: the demo's wire count omits them.
         let transport = context.wire.base is URLSessionTransport ? "urlsession" : "ahc"
@@ -36,7 +37,6 @@ extension DemoChapter {
             if fields.first == "enqueued", fields.count == 4 { keys.append(String(fields[3])) }
         }
         await placed.kill()
-        away.close()
         log.say("5 orders placed with the server away, each on disk before enqueue returned; the app is killed (SIGKILL)")
 
         // Back at an address of its own. The outbox keeps each order's path, not its URL, so the
