@@ -60,7 +60,7 @@ enum TypeName {
     /// see it. Its disk-cache entries could be read by that other type, so the engine keeps its
     /// answers in memory only.
     static func dependsOnLaunch(_ api: some API) -> Bool {
-        let type = type(of: api)
+        let type = APISnapshot.identity(of: api)
         let name = of(type)
         return name != _typeName(type, qualified: true) && api.name == name
     }

@@ -38,7 +38,7 @@ struct FlightKey {
     ) -> CallCoalescer.Identity? {
         guard shares(api, body: body, hooks: hooks) else { return nil }
         let signIn = signIn(of: api, service: registered.service)
-        return CallCoalescer.Identity(kind: ObjectIdentifier(type(of: api))) {
+        return CallCoalescer.Identity(kind: ObjectIdentifier(APISnapshot.identity(of: api))) {
             FlightKey(api: api, service: registered.service, params: params, signIn: signIn)?.text
         }
     }

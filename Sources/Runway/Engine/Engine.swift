@@ -237,10 +237,23 @@ public final class Engine: Sendable {
     /// and the service's and the API's ``Interceptor``s, each hook in a manager's order, the
     /// "perform" hooks around handing the outcome back. What belongs to a manager — its
     /// ``RequestStrategy``, its delegate, ``APIManager/cancel(_:)`` — needs one.
-    @concurrent
+    ///
+    /// The API's properties are read once, as the load starts (a header that must change from
+    /// one attempt to the next belongs in a ``RequestAdapter``); the answer carries `api` itself.
+    @concurrent @inlinable
     public func perform<Endpoint: API>(
         _ api: Endpoint, params: Parameters = [:], body: RequestBody? = nil, loadID: LoadID? = nil,
         ignoringCache: Bool = false
+    ) async -> Result<RawResponse, RunwayError> {
+        // Read here, in the app's module, where the compiler knows `Endpoint` (``APISnapshot``).
+        await performSnapshot(APISnapshot(api), params: params, body: body, loadID: loadID, ignoringCache: ignoringCache)
+    }
+
+    /// The load of ``perform(_:params:body:loadID:ignoringCache:)``, its steps compiled for the
+    /// snapshot's one type.
+    @concurrent @usableFromInline
+    func performSnapshot(
+        _ api: APISnapshot, params: Parameters, body: RequestBody?, loadID: LoadID?, ignoringCache: Bool
     ) async -> Result<RawResponse, RunwayError> {
         await performWatched(api, params: params, body: body, loadID: loadID ?? .next(), ignoringCache: ignoringCache)
             .result
@@ -347,7 +360,7 @@ public final class Engine: Sendable {
         }
         // Two private or local API types that read the same once their launch-dependent contexts
         // are left out would share cache entries and stubs under one default name.
-        if let shared = TypeName.ambiguousName(of: Endpoint.self), api.name == shared {
+        if let shared = TypeName.ambiguousName(of: APISnapshot.identity(of: api)), api.name == shared {
             let result = Result<RawResponse, RunwayError>.failure(
                 .invalidRequest(
                     reason: "two private or local API types are both named \(shared); give one of them its own `name`"))

@@ -40,7 +40,7 @@ enum Landing {
             timings.skip(.parse)
         }
         let raw = RawResponse(
-            api: api, request: request, response: response.head, body: response.body, json: json, attempts: attempts,
+            api: APISnapshot.answering(api), request: request, response: response.head, body: response.body, json: json, attempts: attempts,
             origin: origin, timings: timings)
         if !bodyless {
             do {

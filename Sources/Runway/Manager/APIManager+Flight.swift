@@ -41,7 +41,7 @@ extension APIManager {
             ? { @Sendable [weak self] (response: RawResponse) async -> Void in await self?.deliverPreview(id, response) } : nil
         let task = Task.detached(priority: Task.currentPriority) { [weak self] in
             let result = await engine.perform(
-                api, params: params, body: body, loadID: id, ignoringCache: ignoringCache, hooks: TransferHooks(),
+                APISnapshot(api), params: params, body: body, loadID: id, ignoringCache: ignoringCache, hooks: TransferHooks(),
                 preview: preview
             ).result
             beforeLanding?(result)
@@ -121,8 +121,8 @@ extension APIManager {
         // The load's span covers the reform too, when there is one to run here.
         let trace = shape == nil ? nil : engine.startTrace(api, loadID: loadID)
         let result = await engine.perform(
-            api, params: params, body: body, loadID: loadID, ignoringCache: ignoringCache, hooks: TransferHooks(),
-            cancellation: cancellation, trace: trace
+            APISnapshot(api), params: params, body: body, loadID: loadID, ignoringCache: ignoringCache,
+            hooks: TransferHooks(), cancellation: cancellation, trace: trace
         ).result
         guard let shape, case .success(var response) = result else {
             trace?.end(result)

@@ -57,6 +57,19 @@ struct EntryPointTests {
         }
     }
 
+    @Test("an answer carries the app's own API value, from the engine and from a manager")
+    func answerCarriesTheAPI() async throws {
+        try await withHarness { harness in
+            try harness.registerServices()
+            let api = AdHocAPI(path: "/echo/own")
+            let performed = try await harness.engine.perform(api).get()
+            #expect((performed.api as? AdHocAPI)?.path == "/echo/own")
+            let manager = APIManager(api, engine: harness.engine)
+            try await manager.load()
+            #expect((manager.rawResponse?.api as? AdHocAPI)?.path == "/echo/own")
+        }
+    }
+
     @Test("a service interceptor's veto stops a call made on the engine: never sent, failure hooks run")
     func vetoOnTheEngine() async throws {
         let journal = Journal()
