@@ -40,8 +40,8 @@ enum Landing {
             timings.skip(.parse)
         }
         let raw = RawResponse(
-            api: APISnapshot.answering(api), request: request, response: response.head, body: response.body, json: json, attempts: attempts,
-            origin: origin, timings: timings)
+            api: APISnapshot.answering(api), request: request, response: response.head, body: response.body, json: json,
+            attempts: attempts, origin: origin, timings: timings)
         if !bodyless {
             do {
                 try service.convention.check(raw)
