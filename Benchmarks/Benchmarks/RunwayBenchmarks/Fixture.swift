@@ -93,8 +93,8 @@ final class Fixture: @unchecked Sendable {
         self.sessionEngine = sessionEngine
         try openRawConnection(loops: loops, authority: server.baseURL.replacingOccurrences(of: "http://", with: ""))
         secure = try SecureClients(authority: authority, port: server.tlsPort, logger: logger)
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.urlCache = nil
+        // Set up as the transport sets up its own session: no cache, no cookies, no credentials.
+        let sessionConfiguration = URLSessionTransport.sessionConfiguration()
         session = URLSession(configuration: sessionConfiguration)
         delegatedSession = URLSession(configuration: sessionConfiguration, delegate: RedirectRefusal(), delegateQueue: nil)
     }

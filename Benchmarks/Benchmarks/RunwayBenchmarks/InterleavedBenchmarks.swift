@@ -150,9 +150,9 @@ enum InterleavedBenchmarks {
         TracingBenchmarks.register(fixture)
     }
 
-    /// Runway's engine over its URLSession transport against raw URLSession (an ephemeral
-    /// session, no cache), the same two baselines: parsing with `JSONSerialization` and with
-    /// Runway's parser.
+    /// Runway's engine over its URLSession transport against raw URLSession (a session set up as
+    /// the transport sets up its own: `URLSessionTransport.sessionConfiguration()`), the same two
+    /// baselines: parsing with `JSONSerialization` and with Runway's parser.
     static func registerURLSession(_ fixture: Fixture) {
         for width in [1, 32] {
             let title = width == 1 ? "URLSession sequential" : "URLSession 32 in flight"

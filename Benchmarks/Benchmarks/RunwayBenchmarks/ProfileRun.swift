@@ -29,7 +29,7 @@ import RunwayNIO
 /// `transportcall` (the transport alone on an API call's path: a ``GatheringSink``, a
 /// cancellation handle, the request marked as the engine marks one),
 /// `engine`, `manager` (an `APIManager` awaited from a background task), `session` (raw URLSession,
-/// ephemeral, no cache, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
+/// set up as the transport sets up its own session, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
 /// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
 /// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
 /// lines), `pairloop` (a `rawloop` load, then a `memory` one: the engine's own work right after a
@@ -74,8 +74,7 @@ enum ProfileRun {
         let engine = Engine(transport: transport, logger: logger)
         let memory = Engine(transport: OverheadBenchmarks.MemoryTransport(), logger: logger, metrics: nil)
         let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.urlCache = nil
+        let sessionConfiguration = URLSessionTransport.sessionConfiguration()
         let session = URLSession(configuration: sessionConfiguration)
         let streaming = StreamingSession()
         do {

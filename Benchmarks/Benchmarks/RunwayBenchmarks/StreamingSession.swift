@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NIOConcurrencyHelpers
+import Runway
 
 /// Raw URLSession as a client takes a body that it must be able to stop mid-way (a size cap, a
 /// download to disk): a data task whose head, chunks and end come to the session's delegate,
@@ -19,12 +20,11 @@ final class StreamingSession: NSObject, URLSessionDataDelegate, Sendable {
     private let loads = NIOLockedValueBox<[Int: Load]>([:])
     private let session = NIOLockedValueBox<URLSession?>(nil)
 
-    /// A session as Runway's transport makes its own (ephemeral, no cache, no cookies).
+    /// A session set up as Runway's transport sets up its own (no cache, no cookies, no
+    /// credentials).
     override init() {
         super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
+        let configuration = URLSessionTransport.sessionConfiguration()
         let made = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
         session.withLockedValue { $0 = made }
     }

@@ -25,18 +25,9 @@ public final class URLSessionTransport: Transport {
     /// ephemeral, so nothing of it is written to disk).
     ///
     /// Whatever `configuration` says, the session gets no `URLCache`, ignores locally cached
-    /// data, keeps no cookies and stores no credentials.
+    /// data, keeps no cookies and stores no credentials (``sessionConfiguration(_:)``).
     public init(configuration: URLSessionConfiguration = .ephemeral) {
-        let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        // No cookie jar and no credential store behind the engine's back: cookies are a
-        // service's explicit ``CookieJar``, and credentials its ``Authentication`` — both
-        // cleared by a logout, and both seen by the cache's credential rule.
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.urlCredentialStorage = nil
+        let configuration = Self.sessionConfiguration(configuration)
         #if canImport(FoundationNetworking)
         let callbacks = DispatchedDelegateQueue()
         let delegate = SessionDelegate(callbacks: callbacks)
@@ -54,6 +45,28 @@ public final class URLSessionTransport: Transport {
 
     deinit {
         session.finishTasksAndInvalidate()
+    }
+
+    /// A copy of `configuration` as the transport makes its session from it: no `URLCache`,
+    /// locally cached data ignored, no cookies kept or sent, no credentials stored.
+    ///
+    /// The transport's own settings, for a plain `URLSession` that should behave as the
+    /// transport's does — a comparison that sets up its own session from this one does the same
+    /// work per request (Runway's benchmarks compare with such a session).
+    public static func sessionConfiguration(
+        _ configuration: URLSessionConfiguration = .ephemeral
+    ) -> URLSessionConfiguration {
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // No cookie jar and no credential store behind the engine's back: cookies are a
+        // service's explicit ``CookieJar``, and credentials its ``Authentication`` — both
+        // cleared by a logout, and both seen by the cache's credential rule.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCredentialStorage = nil
+        return configuration
     }
 
     /// Cancelling ``TransportRequest/cancellation`` cancels the data task.

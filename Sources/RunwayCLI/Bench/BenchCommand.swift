@@ -95,7 +95,7 @@ struct BenchCommand: AsyncParsableCommand {
     private func httpScenarios(server: DemoServer, nio: AsyncHTTPClientTransport, logger: Logger) async throws {
         let url = "\(server.baseURL)/listings/esf?client=runway-demo&page=1&page_size=\(pageSize)"
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let session = URLSession(configuration: .ephemeral)
+        let session = URLSession(configuration: URLSessionTransport.sessionConfiguration())
         let nioEngine = Engine(transport: nio, logger: logger)
         try nioEngine.register(listingService(baseURL: server.baseURL))
         let sessionEngine = Engine(transport: URLSessionTransport(), logger: logger)

@@ -54,4 +54,35 @@ struct URLSessionRequestTests {
         #expect(made.value(forHTTPHeaderField: "Accept") == "application/json")
         #expect(made.httpBody == nil)
     }
+
+    @Test("the session: no cache, cookies or credential store whatever the app's configuration says; the rest kept")
+    func sessionConfiguration() throws {
+        let apps = URLSessionConfiguration.default
+        apps.httpMaximumConnectionsPerHost = 3
+        apps.timeoutIntervalForResource = 42
+        apps.httpAdditionalHeaders = ["X-App": "1"]
+        let made = URLSessionTransport.sessionConfiguration(apps)
+        #expect(made !== apps)
+        #expect(made.urlCache == nil)
+        #expect(made.requestCachePolicy == .reloadIgnoringLocalCacheData)
+        #expect(made.httpCookieStorage == nil)
+        #expect(made.httpShouldSetCookies == false)
+        #expect(made.httpCookieAcceptPolicy == .never)
+        #expect(made.urlCredentialStorage == nil)
+        #expect(made.httpMaximumConnectionsPerHost == 3)
+        #expect(made.timeoutIntervalForResource == 42)
+        #expect(made.httpAdditionalHeaders?["X-App"] as? String == "1")
+        // The app's own configuration is left as it was.
+        #expect(apps.urlCache != nil)
+        #expect(apps.httpCookieStorage != nil)
+        #expect(apps.urlCredentialStorage != nil)
+
+        // The transport's own session is made from it.
+        let session = URLSessionTransport(configuration: apps).session.configuration
+        #expect(session.urlCache == nil)
+        #expect(session.httpCookieStorage == nil)
+        #expect(session.httpShouldSetCookies == false)
+        #expect(session.urlCredentialStorage == nil)
+        #expect(session.httpMaximumConnectionsPerHost == 3)
+    }
 }
