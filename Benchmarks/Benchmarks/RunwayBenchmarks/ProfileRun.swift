@@ -29,12 +29,13 @@ import RunwayNIO
 /// `transportcall` (the transport alone on an API call's path: a ``GatheringSink``, a
 /// cancellation handle, the request marked as the engine marks one),
 /// `engine`, `manager` (an `APIManager` awaited from a background task), `session` (raw URLSession,
-/// set up as the transport sets up its own session, Runway's parser), `sessionstream` (raw URLSession taking the body chunk by
-/// chunk through its delegate: ``StreamingSession``), `sessionengine` (the engine over
-/// ``URLSessionTransport``), `memory` (the engine over the in-memory transport of the `Overhead`
-/// lines), `pairloop` (a `rawloop` load, then a `memory` one: the engine's own work right after a
-/// real exchange), `memoryidle` and `idle` (a `memory` load after 100 µs asleep, and the sleep
-/// alone), `parse` (the parser alone, on the same body), `download`, `rawdownload`, `upload` and
+/// set up as the transport sets up its own session, Runway's parser), `sessionstream` (raw
+/// URLSession taking the body chunk by chunk through its delegate: ``StreamingSession``),
+/// `sessionengine` (the engine over ``URLSessionTransport``), `memory` (the engine over the
+/// in-memory transport of the `Overhead` lines), `pairloop` (a `rawloop` load, then a `memory`
+/// one: the engine's own work right after a real exchange), `memoryidle` and `idle` (a `memory`
+/// load after 100 µs asleep, and the sleep alone), `parse` (the parser alone, on the same body),
+/// `download`, `rawdownload`, `upload` and
 /// `rawupload` (64 MiB from or to a file through the engine or raw AsyncHTTPClient:
 /// ``TransferRun``), `mixed` (`raw` and `engine` loads in turn in one process, as the interleaved
 /// lines run them, timed apart), and `sessionheld` and `sessionapart`, `sessionshared` and

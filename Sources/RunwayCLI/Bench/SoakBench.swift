@@ -57,8 +57,9 @@ enum SoakBench {
     }
 
     /// The same loads — the same paths, faults included — on a plain `URLSession`, set up as
-    /// Runway's transport sets up its own, with no Runway above it, first in the run: the slope of its line is what the platform's
-    /// URLSession keeps per request, so the Runway line's slope beyond it is Runway's own.
+    /// Runway's transport sets up its own, with no Runway above it, first in the run: the slope
+    /// of its line is what the platform's URLSession keeps per request, so the Runway line's
+    /// slope beyond it is Runway's own.
     static func rawURLSession(server: ChildServer, loads: Int, concurrency: Int) async throws {
         let session = URLSession(configuration: URLSessionTransport.sessionConfiguration())
         defer { session.invalidateAndCancel() }
