@@ -50,6 +50,8 @@ extension Outbox {
                     wakeAt = min(wakeAt ?? notBefore, notBefore)
                     continue
                 }
+                // Stored just now, its `.pending` may not be reported yet: it is, first.
+                reportPending(head.item)
                 emit(head.item, .sending)
                 running[head.item.queue] = Task { [self] in
                     let (result, retryAfter) = await send(head)

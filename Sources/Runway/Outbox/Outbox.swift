@@ -41,6 +41,11 @@ public final class Outbox: Sendable {
     let tasks = Locked<[Task<Void, Never>]>([])
     let closed = Locked(false)
     let completions = Locked<[Completion]>([])
+    /// Items being stored (or adopted) whose `.pending` is still to be reported. The row is
+    /// visible to the sender once committed, before the call that stored it reports it: the
+    /// sender may take it first and would report `.sending` before `.pending`. Whoever comes
+    /// first reports `.pending`, once, under this lock (``reportPending(_:)``).
+    let unreported = Locked<Set<String>>([])
 
     /// Learns of every change of an item's state, on the main actor, in order.
     @MainActor public weak var delegate: (any OutboxDelegate)?
@@ -146,14 +151,17 @@ public final class Outbox: Sendable {
             throw .invalidRequest(error)
         }
         let item = OutboxItem(id: id, queue: queue.name ?? id, apiName: api.name, enqueued: Date())
+        _ = unreported.withLock { $0.insert(id) }
         do {
             try await store.insert(item, request, signIn: signIn.withLock { $0 }, limits: policy)
         } catch let error as OutboxError {
+            _ = unreported.withLock { $0.remove(id) }
             throw error
         } catch {
+            _ = unreported.withLock { $0.remove(id) }
             throw .storage(reason: "\(error)")
         }
-        emit(item, .pending)
+        reportPending(item)
         bell.ring()
         return item
     }
@@ -211,12 +219,19 @@ public final class Outbox: Sendable {
     @discardableResult
     public func adoptHeld() async throws(OutboxError) -> [OutboxItem] {
         let adopted: [OutboxItem]
+        // The held items, marked before they become the sender's to take (``unreported``).
+        var marked: Set<String> = []
         do {
+            marked = Set(try await store.held(before: signIn.withLock { $0 }).map(\.id))
+            unreported.withLock { $0.formUnion(marked) }
             adopted = try await store.adopt(into: signIn.withLock { $0 })
         } catch {
+            unreported.withLock { $0.subtract(marked) }
             throw .storage(reason: "\(error)")
         }
-        for item in adopted { emit(item, .pending) }
+        // One held since the list was read (a sign-out in between) was not marked: reported now.
+        for item in adopted { if marked.contains(item.id) { reportPending(item) } else { emit(item, .pending) } }
+        unreported.withLock { $0.subtract(marked) }
         bell.ring()
         return adopted
     }
@@ -267,6 +282,14 @@ public final class Outbox: Sendable {
         signIn.withLock { $0 = max($0, generation) }
         for item in earlier { emit(item, policy.signOut == .drop ? .failed(.userChanged) : .held) }
         bell.ring()
+    }
+
+    /// Reports `item` pending unless that was done already: by the call that stored it, or by
+    /// the sender, which calls this before it reports the item `.sending`.
+    func reportPending(_ item: OutboxItem) {
+        unreported.withLock { unreported in
+            if unreported.remove(item.id) != nil { emit(item, .pending) }
+        }
     }
 
     func emit(_ item: OutboxItem, _ state: OutboxItem.State) {

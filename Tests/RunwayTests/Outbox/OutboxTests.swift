@@ -153,6 +153,34 @@ struct OutboxTests {
         }
     }
 
+    /// The sender can see an item the moment its row is committed, before `enqueue` has reported
+    /// it. Here `enqueue` is held right after the commit (``HeldExecutor``) while the sender,
+    /// woken by another item's back-off, takes the new item: its `.pending` must still come first.
+    @Test("an item is reported pending before sending, even when the sender takes it before enqueue returns")
+    func pendingBeforeSending() async throws {
+        try await Self.withSetting { setting in
+            // No server: the first item fails and backs off, so the sender keeps looking.
+            try await setting.withOutbox(.asyncHTTPClient, serving: false) { outbox in
+                let updates = outbox.updates()
+                _ = try await outbox.enqueue(PlaceOrder(), params: Self.order("a", 0), queue: OutboxQueue("a"))
+                let held = HeldExecutor()
+                let enqueuing = Task {
+                    try await withTaskExecutorPreference(held) {
+                        try await outbox.enqueue(PlaceOrder(), params: Self.order("b", 0), queue: OutboxQueue("b"))
+                    }
+                }
+                // The item of queue "b" is taken while its enqueue is held after the commit.
+                let seen = await Self.read(updates) { seen in
+                    seen.contains { $0.item.queue == "b" && "\($0.state)".hasPrefix("send") }
+                }
+                held.release()
+                let item = try await enqueuing.value
+                let states = seen.filter { $0.item.id == item.id }.map { String("\($0.state)".prefix(4)) }
+                #expect(states == ["pend", "send"])
+            }
+        }
+    }
+
     @Test("Enqueued with the server away, the app relaunched, the server back: each order applied once, in order", arguments: TransportKind.allCases)
     func offlineRelaunchAndBack(_ kind: TransportKind) async throws {
         try await Self.withSetting { setting in
