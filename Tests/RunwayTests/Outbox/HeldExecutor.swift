@@ -5,6 +5,7 @@ import Foundation
 /// ``release()``: a task that prefers it runs to its first real suspension and then stops there,
 /// with whatever it was waiting for done, for as long as a test needs to look at the world in
 /// that moment.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 final class HeldExecutor: TaskExecutor, @unchecked Sendable {
     private let lock = NSLock()
     private var started = false

@@ -156,6 +156,7 @@ struct OutboxTests {
     /// The sender can see an item the moment its row is committed, before `enqueue` has reported
     /// it. Here `enqueue` is held right after the commit (``HeldExecutor``) while the sender,
     /// woken by another item's back-off, takes the new item: its `.pending` must still come first.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test("an item is reported pending before sending, even when the sender takes it before enqueue returns")
     func pendingBeforeSending() async throws {
         try await Self.withSetting { setting in
