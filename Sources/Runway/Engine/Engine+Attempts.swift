@@ -51,7 +51,7 @@ extension Engine {
                 }
                 var built = try RequestBuilder.build(
                     api: api, service: registered.service, base: registered.baseURL.get(), params: attemptParams, body: body)
-                try hooks.prepare?(&built)
+                try await hooks.prepare?(&built)
                 if let authentication, credential == nil {
                     let lease = try await authentication.lease()
                     if let epoch, lease.epoch != epoch { throw RunwayError.userChanged }

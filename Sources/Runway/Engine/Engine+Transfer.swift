@@ -82,24 +82,32 @@ extension Engine {
             return failure
         }
         let file: URL
-        do throws(RunwayError) { file = try destination.url() } catch {
+        do throws(RunwayError) {
+            // Its folders are made as blocking work, as is every step on the disk between exchanges.
+            file = try await BlockingWork.run { () throws(RunwayError) in try destination.url() }
+        } catch {
             let failure = Result<DownloadedFile, RunwayError>.failure(error)
             log(loadID, api, service: api.service, failure, Attempts(), started: started)
             return failure
         }
-        let sink = DownloadSink(destination: file, progress: progress)
+        let sink = DownloadSink(destination: file, logger: logger, progress: progress)
         defer { sink.close() }
-        let hooks = TransferHooks(sink: sink, prepare: { request throws(RunwayError) in sink.prepare(&request) })
+        let hooks = TransferHooks(sink: sink, prepare: { request in await sink.prepare(&request) })
         var outcome: (Result<DownloadedFile, RunwayError>, Attempts)
         outcome = await runAttempts(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
-            sink.complete(response, request: request)
+            sink.landed(response, request: request)
         }
         // The partial file is not part of what the server has now: start again, once.
         if sink.mustStartOver(after: outcome.0) {
-            sink.discardPartial()
+            await sink.discardPartial()
             outcome = await runAttempts(api, params: params, registered: registered, hooks: hooks, loadID: loadID) { response, request, _ in
-                sink.complete(response, request: request)
+                sink.landed(response, request: request)
             }
+        }
+        // Moved once the exchanges are over: a disk that refuses the move is not a reason to ask
+        // the server again.
+        if case .success(let landed) = outcome.0 {
+            outcome.0 = await sink.moveIntoPlace(landed)
         }
         var attempts = outcome.1
         attempts.bytes = sink.bytesReceived

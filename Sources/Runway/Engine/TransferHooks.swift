@@ -4,7 +4,8 @@
 struct TransferHooks: Sendable {
     var uploadProgress: (@Sendable (Int64, Int64) -> Void)?
     var sink: (any ResponseSink)?
-    var prepare: (@Sendable (inout PreparedRequest) throws(RunwayError) -> Void)?
+    /// May suspend (a download reads its partial file's size and note as blocking work).
+    var prepare: (@Sendable (inout PreparedRequest) async throws(RunwayError) -> Void)?
     /// The sign-in the request was made for, when that was before this load began: the load
     /// ends with ``RunwayError/userChanged`` before anything is sent under another one.
     var signIn: SignInEpoch?

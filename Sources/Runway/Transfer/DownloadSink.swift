@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 
 /// Writes a download's body to its partial file as it arrives, resuming where an earlier attempt
 /// (or an earlier run of the app) stopped when the server answers a `Range` request with 206.
@@ -11,6 +12,11 @@ import HTTPTypes
 /// with a 206 too — or the partial file is dropped and the download starts again, instead of
 /// splicing two versions together; a 200 starts the file again. Partial files and their notes
 /// are readable by this user only, like every file Runway writes for a body.
+///
+/// The file-system work done between exchanges — reading the partial file's size and its note
+/// before each attempt, moving the finished file into place, discarding a partial file — runs
+/// as ``BlockingWork``, never on a thread of Swift's pool; the body's own writes run where the
+/// transport hands them over, never on the pool either.
 final class DownloadSink: ResponseSink {
     /// What was noted about a partial file, so a later attempt can ask for the rest of it.
     struct ResumeNote: Codable, Sendable {
@@ -45,39 +51,48 @@ final class DownloadSink: ResponseSink {
     let partial: URL
     let note: URL
     private let progress: @Sendable (TransferProgress) -> Void
+    private let logger: Logger
     private let state = Locked(State())
 
-    init(destination: URL, progress: @escaping @Sendable (TransferProgress) -> Void) {
+    init(destination: URL, logger: Logger, progress: @escaping @Sendable (TransferProgress) -> Void) {
         self.destination = destination
         self.partial = destination.appendingPathExtension("part")
         self.note = partial.appendingPathExtension("resume")
+        self.logger = logger
         self.progress = progress
     }
 
     /// Before each attempt: ask for the rest of the partial file, if a validator says which file
     /// it is part of.
-    func prepare(_ request: inout PreparedRequest) {
+    func prepare(_ request: inout PreparedRequest) async {
         // Ranges count bytes of the representation as sent; ask for it unencoded.
         request.head.headerFields[.acceptEncoding] = "identity"
         request.head.headerFields[.range] = nil
         request.head.headerFields[.ifRange] = nil
-        var askedFrom: Int64?
-        var askedValidator: String?
         let url = request.head.url?.absoluteString
-        if let size = Self.size(of: partial), size > 0, let saved = readNote(), saved.url == url,
-            let validator = Self.strongValidator(saved.validator)
-        {
+        let resumable = await BlockingWork.run { [self] in resumePoint(for: url) }
+        if let (size, validator) = resumable {
             request.head.headerFields[.range] = "bytes=\(size)-"
             request.head.headerFields[.ifRange] = validator
-            askedFrom = size
-            askedValidator = validator
         }
         state.withLock { state in
-            state.askedFrom = askedFrom
-            state.askedValidator = askedValidator
+            state.askedFrom = resumable?.size
+            state.askedValidator = resumable?.validator
             state.mustStartOver = false
             state.requestURL = url
         }
+    }
+
+    /// Where the partial file can go on from, if its note says it is part of `url`'s answer
+    /// with a strong validator: its size and that validator. Reads the disk.
+    private func resumePoint(for url: String?) -> (size: Int64, validator: String)? {
+        guard let size = Self.size(of: partial), size > 0, let saved = readNote(), saved.url == url,
+            let validator = Self.strongValidator(saved.validator)
+        else { return nil }
+        logger.debug(
+            "runway download: resuming the partial file",
+            metadata: ["file": "\(partial.lastPathComponent)", "from": "\(size)"])
+        return (size, validator)
     }
 
     func begin(_ head: HTTPResponse) throws {
@@ -160,10 +175,11 @@ final class DownloadSink: ResponseSink {
         try? output?.close()
     }
 
-    /// The finished download: the partial file becomes the destination.
+    /// An attempt's answer ended: the file it makes, once ``moveIntoPlace(_:)`` has moved it —
+    /// or why the attempt failed (an answer outside 2xx, a body cut short). Reads no disk.
     ///
     /// - parameter request: The request that answered, redacted as for a ``RawResponse``.
-    func complete(_ response: TransportResponse, request: HTTPRequest) -> Result<DownloadedFile, RunwayError> {
+    func landed(_ response: TransportResponse, request: HTTPRequest) -> Result<DownloadedFile, RunwayError> {
         close()
         let (status, onDisk, resumedFrom, total, other) = state.withLock {
             ($0.status, $0.onDisk, $0.resumedFrom, $0.total, $0.other)
@@ -174,32 +190,51 @@ final class DownloadSink: ResponseSink {
         if let total, total != onDisk {
             return .failure(.connectionLost)
         }
-        do {
-            if FileManager.default.fileExists(atPath: destination.path) {
-                try FileManager.default.removeItem(at: destination)
-            }
-            if FileManager.default.fileExists(atPath: partial.path) {
-                try FileManager.default.moveItem(at: partial, to: destination)
-            } else {
-                // A 204 or an empty body: an empty file.
-                guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
-                    return .failure(.transport(description: "cannot create \(destination.lastPathComponent)"))
-                }
-            }
-            try? FileManager.default.removeItem(at: note)
-        } catch {
-            return .failure(.transport(description: "moving the download into place failed: \(error.localizedDescription)"))
-        }
         return .success(
             DownloadedFile(
                 url: destination, byteCount: onDisk, resumedFrom: resumedFrom, request: request, response: response.head))
     }
 
+    /// The finished download: the partial file becomes the destination (an empty body, an
+    /// empty file), replacing an older one, and the note goes.
+    func moveIntoPlace(_ file: DownloadedFile) async -> Result<DownloadedFile, RunwayError> {
+        do throws(RunwayError) {
+            try await BlockingWork.run { [self] () throws(RunwayError) in try replaceDestination(byteCount: file.byteCount) }
+            return .success(file)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func replaceDestination(byteCount: Int64) throws(RunwayError) {
+        let files = FileManager.default
+        let moved: Bool
+        do {
+            if files.fileExists(atPath: destination.path) {
+                try files.removeItem(at: destination)
+            }
+            moved = files.fileExists(atPath: partial.path)
+            if moved { try files.moveItem(at: partial, to: destination) }
+        } catch {
+            throw .transport(description: "moving the download into place failed: \(error.localizedDescription)")
+        }
+        // A 204 or an empty body: an empty file.
+        if !moved, !files.createFile(atPath: destination.path, contents: nil) {
+            throw .transport(description: "cannot create \(destination.lastPathComponent)")
+        }
+        try? files.removeItem(at: note)
+        logger.debug(
+            "runway download: the file is in place",
+            metadata: ["file": "\(destination.lastPathComponent)", "bytes": "\(byteCount)"])
+    }
+
     /// Deletes the partial file and its note (the server cannot serve the range asked for).
-    func discardPartial() {
+    func discardPartial() async {
         close()
-        try? FileManager.default.removeItem(at: partial)
-        try? FileManager.default.removeItem(at: note)
+        await BlockingWork.run { [partial, note] in
+            try? FileManager.default.removeItem(at: partial)
+            try? FileManager.default.removeItem(at: note)
+        }
     }
 
     /// Bytes received in the current attempt's answer.
