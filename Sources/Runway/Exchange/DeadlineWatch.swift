@@ -71,10 +71,18 @@ final class DeadlineWatch: @unchecked Sendable {
 
     /// Moves the timer to `deadline`; called under the lock.
     private func arm(at deadline: ContinuousClock.Instant) {
-        // A year is as good as never, and keeps the nanoseconds far from overflowing.
-        let remaining = min(max(deadline - .now, .zero), .seconds(365 * 86_400))
-        let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
-        timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)), repeating: .never, leeway: Self.leeway)
+        timer.schedule(deadline: Self.dispatchTime(in: deadline - .now, from: .now()), repeating: .never, leeway: Self.leeway)
+    }
+
+    /// The dispatch time `remaining` after `now`: none before `now`, none past a year from it (as
+    /// good as never). Counted in `UInt64` nanoseconds, never `Int`: where `Int` has 32 bits (an
+    /// arm64_32 Apple Watch), `DispatchTimeInterval.nanoseconds(Int(…))` stops the process for
+    /// any wait past 2.1 s — every exchange's deadline.
+    static func dispatchTime(in remaining: Duration, from now: DispatchTime) -> DispatchTime {
+        let bounded = min(max(remaining, .zero), .seconds(365 * 86_400))
+        let nanoseconds = UInt64(bounded.components.seconds) * 1_000_000_000
+            + UInt64(bounded.components.attoseconds / 1_000_000_000)
+        return DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + nanoseconds)
     }
 
     private func fire() {

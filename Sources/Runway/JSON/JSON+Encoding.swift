@@ -72,9 +72,11 @@ extension JSON {
         output.append(UInt8(ascii: "\""))
     }
 
-    /// Shortest round-tripping text of a finite double; whole numbers keep no fraction.
+    /// Shortest round-tripping text of a finite double; whole numbers keep no fraction. (Through
+    /// `Int64`, not `Int`: where `Int` has 32 bits, as on an arm64_32 Apple Watch, a whole number
+    /// past 2³¹ would stop the process.)
     static func format(_ number: Double) -> String {
-        if number == number.rounded(), abs(number) < 1e15 { return String(Int(number)) }
+        if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
         return "\(number)"
     }
 }

@@ -58,7 +58,9 @@ extension LoadRecorder {
             "cache": [String: Any](),
             "timings": timings,
             "_runway": [
-                "loadID": Int(exchange.loadID.rawValue), "api": exchange.apiName, "attempt": exchange.attempt,
+                // As they are: an app's own load number may pass `Int`, a body's size `Int` where
+                // it has 32 bits.
+                "loadID": exchange.loadID.rawValue, "api": exchange.apiName, "attempt": exchange.attempt,
                 "hop": exchange.hop,
             ] as [String: Any],
         ]
@@ -78,7 +80,7 @@ extension LoadRecorder {
             "queryString": url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems }
                 .map { $0.map { ["name": $0.name, "value": $0.value ?? ""] } } ?? [],
             "headersSize": -1,
-            "bodySize": exchange.requestBodySize.map { Int($0) } ?? -1,
+            "bodySize": exchange.requestBodySize ?? -1,
         ]
         if let body = exchange.requestBody, !body.isEmpty {
             request["postData"] = [

@@ -19,7 +19,12 @@ struct LoadTrace: Sendable {
         let span = tracer.startAnySpan(api.name, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
         span.attributes["runway.api"] = api.name
         span.attributes["runway.service"] = api.service.rawValue
-        span.attributes["runway.load_id"] = Int64(loadID.rawValue)
+        // An app may number its loads itself (`LoadID(rawValue:)`): one past `Int64` goes as text.
+        if let number = Int64(exactly: loadID.rawValue) {
+            span.attributes["runway.load_id"] = number
+        } else {
+            span.attributes["runway.load_id"] = "\(loadID.rawValue)"
+        }
         span.attributes["http.request.method"] = api.method.rawValue
         return LoadTrace(tracer: tracer, parent: span)
     }

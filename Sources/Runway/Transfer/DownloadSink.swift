@@ -238,7 +238,7 @@ final class DownloadSink: ResponseSink {
     }
 
     /// Bytes received in the current attempt's answer.
-    var bytesReceived: Int { state.withLock { Int($0.onDisk - $0.resumedFrom) } }
+    var bytesReceived: Int { state.withLock { Int(clamping: $0.onDisk - $0.resumedFrom) } }
 
     /// Whether the partial file cannot be resumed and the download must start again: the server
     /// cannot serve the range asked for (416), or its 206 is not the rest of this file.

@@ -110,6 +110,14 @@ struct JSONTests {
         #expect(throws: JSON.EncodingFailure.self) { try JSON.double(.infinity).encoded() }
     }
 
+    @Test("whole doubles encode without a fraction below 10¹⁵ — past 2³¹ and 2³² too — and as Swift prints them from there")
+    func wholeDoubles() throws {
+        let values: [Double] = [0, -3, 2_147_483_648, 4_294_967_296, -4_294_967_297, 999_999_999_999_999, 1e15, 1e16, 2.5]
+        let text = String(decoding: try JSON.array(values.map(JSON.double)).encoded(), as: UTF8.self)
+        #expect(text == "[0,-3,2147483648,4294967296,-4294967297,999999999999999,1000000000000000.0,1e+16,2.5]")
+        #expect(try JSONParser.parse(Data(text.utf8)).arrayValue?.compactMap(\.doubleValue) == values)
+    }
+
     @Test("a leading UTF-8 byte order mark is ignored, as RFC 8259 allows")
     func byteOrderMark() throws {
         let json = try JSONParser.parse(Data([0xEF, 0xBB, 0xBF] + Array(#"{"a":1}"#.utf8)))

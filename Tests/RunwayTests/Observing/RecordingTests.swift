@@ -128,4 +128,18 @@ struct RecordingTests {
             #expect(comment?.contains("the 1 oldest were dropped") == true, "\(comment ?? "no comment")")
         }
     }
+
+    @Test("an app's own load number past Int64 goes into the HAR file as it is")
+    func loadNumberPastInt64() async throws {
+        try await withServer { transport, server in
+            let recorder = LoadRecorder()
+            let engine = Engine(transport: transport, metrics: nil, recorder: recorder)
+            try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+            _ = try await engine.perform(AdHocAPI(path: "/echo/numbered"), loadID: LoadID(rawValue: .max)).get()
+            let har = try JSONSerialization.jsonObject(with: try recorder.httpArchive()) as? [String: Any]
+            let entries = (har?["log"] as? [String: Any])?["entries"] as? [[String: Any]]
+            let runway = try #require(entries?.first?["_runway"] as? [String: Any])
+            #expect((runway["loadID"] as? NSNumber)?.uint64Value == UInt64.max)
+        }
+    }
 }

@@ -98,6 +98,21 @@ struct TracingTests {
         }
     }
 
+    @Test("an app's own load number goes on the load's span: as a number up to Int64, as text past it")
+    func loadNumberAttribute() async throws {
+        let tracer = InMemoryTracer()
+        try await withServer { transport, server in
+            let engine = try Self.engine(tracer: tracer, server: server, transport: transport)
+            for number in [UInt64(Int64.max), UInt64(Int64.max) + 1, .max] {
+                _ = try await engine.perform(AdHocAPI(path: "/echo/\(number)", name: "Numbered"), loadID: LoadID(rawValue: number))
+                    .get()
+            }
+            let attributes = tracer.finishedSpans.filter { $0.operationName == "Numbered" }
+                .map { $0.attributes["runway.load_id"]?.toSpanAttribute() }
+            #expect(attributes == [.int64(.max), .string("9223372036854775808"), .string("18446744073709551615")])
+        }
+    }
+
     @Test("the trace context goes to another origin only when the API allows it")
     func crossOrigin() async throws {
         let tracer = InMemoryTracer()
