@@ -124,10 +124,17 @@ final class DownloadSink: ResponseSink {
                 throw RunwayError.invalidResponse(
                     reason: "a 206 answer with ETag \(answered ?? "none") does not continue the file started as \(askedValidator ?? "none")")
             }
+            // The rest's length after the bytes on disk: a whole past `Int64` is no file.
+            let end = length.map { askedFrom.addingReportingOverflow($0) }
+            if let end, end.overflow {
+                state.withLock { $0.mustStartOver = true }
+                throw RunwayError.invalidResponse(
+                    reason: "a 206 answer of \(length ?? 0) bytes after byte \(askedFrom) is longer than any file")
+            }
             output = try Self.open(partial, truncating: false)
             _ = try output.seekToEnd()
             resumedFrom = askedFrom
-            total = contentRange.total ?? length.map { askedFrom + $0 }
+            total = contentRange.total ?? end?.partialValue
         } else {
             // A whole answer: the file starts again, and its validator is noted for a resume.
             output = try Self.open(partial, truncating: true)

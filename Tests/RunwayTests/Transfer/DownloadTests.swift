@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import Runway
 import RunwayDemoServer
+import RunwayNIO
 import RunwayServer
 import RunwayStorage
 import RunwayTestSupport
+import Synchronization
 import Testing
 
 /// A container in a fresh temporary folder.
@@ -124,6 +126,46 @@ struct DownloadTests {
             #expect(file.resumedFrom == 0)
             #expect(file.response.headerFields[.eTag] == "\"blob-\(size)-2\"")
             #expect(try isBlob(file.url, size: size, version: "2"), "the file is version 2 throughout")
+        }
+    }
+
+    @Test("a 206 whose length after the bytes on disk passes Int64 is refused, and the download starts again whole")
+    func resumedLengthPastInt64() async throws {
+        let (container, root) = try makeTemporaryContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let answered = Mutex(0)
+        let server = try await RawHTTPServer.start { _ in
+            switch answered.withLock({ count in
+                count += 1
+                return count
+            }) {
+            case 1:  // Cut short after 5 of its 10 bytes.
+                .init("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n01234")
+            case 2:  // The rest of the same file — but 2⁶³ − 5 bytes of it, after the 5 on disk.
+                .init(
+                    "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/*\r\n"
+                        + "Content-Length: 9223372036854775803\r\n\r\n56789")
+            default:
+                .init("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n0123456789")
+            }
+        }
+        // Over AsyncHTTPClient: Linux's URLSession traps on such a length itself (`URLSessionPlatformTrapTests`).
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+        }) {
+            let engine = Engine(transport: transport)
+            try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
+            var api = BlobAPI()
+            api.retryPolicy = .never
+            let destination = DownloadDestination.temporary("long.bin", in: container)
+            await #expect(throws: RunwayError.connectionLost) { try await engine.download(api, to: destination).value }
+            let file = try await engine.download(api, to: destination).value
+            #expect(server.heads.count == 3)
+            #expect(server.heads.dropFirst().first?.contains("Range: bytes=5-") == true, "the second asked for the rest")
+            #expect(file.resumedFrom == 0 && file.byteCount == 10)
+            #expect(try Data(contentsOf: file.url) == Data("0123456789".utf8))
         }
     }
 
