@@ -89,8 +89,15 @@ public final class EndpointList: Sendable {
         let list = response.json?.arrayValue ?? response.json?["addresses"]?.arrayValue ?? []
         let addresses = list.compactMap(\.stringValue).filter(TCPConnectProbe.isNumericAddress)
         guard !addresses.isEmpty else { throw .invalidResponse(reason: "the server list holds no addresses") }
+        // Written (and synced) as blocking work: never on a thread of Swift's pool.
+        let (file, stored, logger) = (file, Stored(host: selector.host, addresses: addresses, fetchedAt: now), engine.logger)
         do {
-            try file.write(Stored(host: selector.host, addresses: addresses, fetchedAt: now))
+            try await BlockingWork.run { () throws(StorageError) in
+                try file.write(stored)
+                logger.debug(
+                    "runway endpoints: the server list is stored",
+                    metadata: ["host": "\(stored.host)", "addresses": "\(stored.addresses.count)"])
+            }
         } catch {
             throw .invalidRequest(reason: "the server list could not be stored: \(error)")
         }

@@ -326,6 +326,28 @@ struct EndpointSelectorTests {
         }
     }
 
+    @Test("a refresh stores the fetched list as blocking work, never on a thread of Swift's pool")
+    func serverListStoredOffThePool() async throws {
+        let server = try await DemoServer.start(endpointList: ["127.0.0.2"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-endpoints-\(UUID().uuidString)")
+        let transport = AsyncHTTPClientTransport()
+        try await withCleanup({
+            try? await transport.shutdown()
+            await server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }) {
+            let log = LogCapture { BlockingWork.isCurrent }
+            let engine = Engine(transport: transport, logger: Logger(label: "runway.test") { _ in log })
+            try engine.register(Service(id: .test, baseURLs: [.release: server.baseURL]))
+            let selector = EndpointSelector(host: Self.host, port: 443, candidates: ["127.0.0.1"], probing: Self.manual)
+            let list = try EndpointList(selector: selector, container: Container(root: folder))
+            #expect(try await list.refresh(using: engine, api: AdHocAPI(path: "/endpoints")))
+            let stored = try #require(log.lines.first { $0.message == "runway endpoints: the server list is stored" })
+            #expect(stored.metadata["addresses"] == "1")
+            #expect(stored.probed, "the list was written on a thread of Swift's pool")
+        }
+    }
+
     @Test("a stored server list older than a week is not used at launch; the next refresh fetches a new one")
     func staleServerList() async throws {
         try await withServerList(["127.0.0.2"]) { server, engine, container in
