@@ -63,7 +63,13 @@ extension Engine {
                 if registered.service.credentials.signer != nil, bodyDigest == nil, let content = built.body,
                     content.data == nil
                 {
-                    bodyDigest = try content.sha256Hex()
+                    // Its files read as blocking work, never on a thread of Swift's pool.
+                    let logger = logger
+                    bodyDigest = try await BlockingWork.run { () throws(RunwayError) in
+                        let digest = try content.sha256Hex()
+                        logger.debug("runway signing: the body's files are hashed", metadata: ["bytes": "\(content.length)"])
+                        return digest
+                    }
                 }
                 let exchanged = try await exchange(
                     built, api: api, registered: registered, attempt: attempt, deadline: attemptDeadline,

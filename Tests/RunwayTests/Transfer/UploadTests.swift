@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 import HTTPTypes
-import Runway
+import Logging
+@testable import Runway
 import RunwayNIO
 import RunwayDemoServer
 import RunwayServer
@@ -79,14 +80,15 @@ struct UploadTests {
         }
     }
 
-    @Test("a signed upload is hashed from its file for the signer, and the server's streaming check agrees")
+    @Test("a signed upload is hashed from its file for the signer, as blocking work, and the server's streaming check agrees")
     func signedFileUpload() async throws {
         let (file, _) = try makeUploadFile(600_000)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let secret = SymmetricKey(data: Data("upload-secret-upload-secret-1234".utf8))
         let server = try await DemoServer.start(signatureVerifier: SignatureVerifier(keys: ["app": [secret]]))
         let nio = AsyncHTTPClientTransport()
-        let engine = Engine(transport: nio)
+        let log = LogCapture { BlockingWork.isCurrent }
+        let engine = Engine(transport: nio, logger: Logger(label: "runway.test") { _ in log })
         try engine.register(
             Service(
                 id: .test,
@@ -104,6 +106,8 @@ struct UploadTests {
             ).value
             #expect(response.status == .ok)
             #expect(server.probe.count("/echo") == 1)
+            let hashed = try #require(log.lines.first { $0.message == "runway signing: the body's files are hashed" })
+            #expect(hashed.probed, "the body's files were read on a thread of Swift's pool")
         }
     }
 
