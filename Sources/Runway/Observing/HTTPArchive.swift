@@ -58,8 +58,7 @@ extension LoadRecorder {
             "cache": [String: Any](),
             "timings": timings,
             "_runway": [
-                // As they are: an app's own load number may pass `Int`, a body's size `Int` where
-                // it has 32 bits.
+                // As it is: an app's own load number may pass `Int`.
                 "loadID": exchange.loadID.rawValue, "api": exchange.apiName, "attempt": exchange.attempt,
                 "hop": exchange.hop,
             ] as [String: Any],
@@ -80,6 +79,7 @@ extension LoadRecorder {
             "queryString": url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems }
                 .map { $0.map { ["name": $0.name, "value": $0.value ?? ""] } } ?? [],
             "headersSize": -1,
+            // As it is: a body's size may pass `Int` where it has 32 bits.
             "bodySize": exchange.requestBodySize ?? -1,
         ]
         if let body = exchange.requestBody, !body.isEmpty {
