@@ -45,6 +45,8 @@ extension PagedAPI {
             guard let next = payload?["next_cursor"]?.stringValue, !next.isEmpty else { return nil }
             return .cursor(next)
         case .number(let number):
+            // No page after the last number there is (an app's own first page may start high).
+            guard number < .max else { return nil }
             if let hasMore = payload?["has_more"]?.boolValue { return hasMore ? .number(number + 1) : nil }
             let items = payload?["items"]?.arrayValue ?? payload?.arrayValue ?? []
             return items.count < pageSize ? nil : .number(number + 1)

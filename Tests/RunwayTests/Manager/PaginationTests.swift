@@ -113,6 +113,23 @@ struct PaginationTests {
         }
     }
 
+    @Test("numbered pages: the next follows while the server says there is more, and there is none after Int.max")
+    func numberedPagesEnd() throws {
+        let api = CountedPages()
+        func next(after number: Int, _ body: String) -> PageRequest? {
+            let request = HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/pages")
+            let response = RawResponse(
+                api: api, request: request, response: HTTPResponse(status: .ok), body: Data(body.utf8), json: nil)
+            return api.nextPage(after: .number(number), response: response)
+        }
+        #expect(next(after: 1, #"{"has_more":true}"#) == .number(2))
+        #expect(next(after: 1, #"{"has_more":false}"#) == nil)
+        #expect(next(after: 3, #"{"items":[1,2]}"#) == .number(4))
+        #expect(next(after: 3, #"{"items":[1]}"#) == nil)
+        #expect(next(after: .max, #"{"has_more":true}"#) == nil)
+        #expect(next(after: .max, #"{"items":[1,2]}"#) == nil)
+    }
+
     @Test("cursor pages follow the server's next_cursor")
     func cursorPages() async throws {
         let stub = StubTransport { request in
@@ -150,6 +167,14 @@ struct PagedEcho: PagedAPI {
         if case .number(let n) = page { return .number(n + 1) }
         return nil
     }
+}
+
+/// Numbered pages of two items, read by the default `nextPage(after:response:)`.
+struct CountedPages: PagedAPI {
+    var service: ServiceID { .test }
+    var path: String { "/pages" }
+    var method: HTTPRequest.Method { .get }
+    var pageSize: Int { 2 }
 }
 
 struct CursorAPI: PagedAPI {
