@@ -90,9 +90,10 @@ public final class EndpointList: Sendable {
         let addresses = list.compactMap(\.stringValue).filter(TCPConnectProbe.isNumericAddress)
         guard !addresses.isEmpty else { throw .invalidResponse(reason: "the server list holds no addresses") }
         // Written (and synced) as blocking work: never on a thread of Swift's pool.
-        let (file, stored, logger) = (file, Stored(host: selector.host, addresses: addresses, fetchedAt: now), engine.logger)
+        let stored = Stored(host: selector.host, addresses: addresses, fetchedAt: now)
+        let logger = engine.logger
         do {
-            try await BlockingWork.run { () throws(StorageError) in
+            try await BlockingWork.run { [file] () throws(StorageError) in
                 try file.write(stored)
                 logger.debug(
                     "runway endpoints: the server list is stored",
