@@ -47,6 +47,13 @@ public final class RawHTTPServer: Sendable {
     /// Starts a server on 127.0.0.1 (an ephemeral port) that answers each request with what
     /// `answer` returns for its request line (`GET /path HTTP/1.1`).
     public static func start(answer: @escaping @Sendable (_ requestLine: String) -> Answer) async throws -> RawHTTPServer {
+        try await startAnsweringHeads { head in answer(String(head.unicodeScalars.prefix { $0 != "\r" })) }
+    }
+
+    /// Starts a server that answers each request with what `answer` returns for its whole head
+    /// (the request line and the fields, up to the blank line): for answers that depend on a
+    /// field the client sent, as a `Range` does.
+    public static func startAnsweringHeads(_ answer: @escaping @Sendable (_ head: String) -> Answer) async throws -> RawHTTPServer {
         let counter = NIOLockedValueBox(0)
         let heads = NIOLockedValueBox<[String]>([])
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -110,7 +117,7 @@ public final class RawHTTPServer: Sendable {
                 }
                 let head = String(decoding: received[..<end], as: UTF8.self)
                 heads.withLockedValue { $0.append(head) }
-                chosen = answer(String(decoding: received.prefix { $0 != 13 }, as: UTF8.self))
+                chosen = answer(head)
                 bodyBytes = received.count - (end + 4)
             } else {
                 bodyBytes += buffer.readableBytes

@@ -40,8 +40,9 @@ extension Engine {
     /// (a retry of the API's policy, or a later call with the same destination) asks the server
     /// for the rest with `Range` and `If-Range` (when the first answer had a strong `ETag`); a
     /// server that ignores ranges, or whose file changed, sends it whole again, and a 206 that is
-    /// not the rest of the same file (another `ETag`, another start) makes the download start
-    /// again instead of splicing two versions. The partial file is readable by this user only.
+    /// not the rest of the same file (another `ETag`, another start, a length or bytes outside its
+    /// `Content-Range`) makes the download start again instead of splicing two answers. The
+    /// partial file is readable by this user only.
     /// The API's timeout covers each whole attempt, so give a large download an API with a
     /// timeout to match.
     ///

@@ -7,10 +7,11 @@ import Logging
 ///
 /// The rule that a resumed file is the same file is held at every step: the range is asked only
 /// with `If-Range` and the strong `ETag` of the first answer (never `Last-Modified`, whose
-/// one-second grain cannot tell two versions apart); a 206 must carry that same `ETag` and start
+/// one-second grain cannot tell two versions apart); a 206 must carry that same `ETag`, start
 /// exactly where the partial file ends — a proxy that ignores `If-Range` answers a changed file
-/// with a 206 too — or the partial file is dropped and the download starts again, instead of
-/// splicing two versions together; a 200 starts the file again. Partial files and their notes
+/// with a 206 too — and hold exactly the range it names, no byte fewer or more than its
+/// `Content-Range`, or the partial file is dropped and the download starts again, instead of
+/// splicing two answers together; a 200 starts the file again. Partial files and their notes
 /// are readable by this user only, like every file Runway writes for a body.
 ///
 /// The file-system work done between exchanges — reading the partial file's size and its note
@@ -33,6 +34,9 @@ final class DownloadSink: ResponseSink {
         /// Bytes the partial file held before this answer (when the answer resumes it).
         var resumedFrom: Int64 = 0
         var total: Int64?
+        /// Where a 206's bytes end in the file: one past the last byte of its range. A byte past
+        /// it is not part of the range the server named.
+        var rangeEnd: Int64?
         /// The body of an answer that is not the file (an error, a redirect), kept for the error.
         var other = Data()
         /// The `Range` start asked for in the current attempt, if any.
@@ -112,6 +116,7 @@ final class DownloadSink: ResponseSink {
         let output: FileHandle
         var resumedFrom: Int64 = 0
         var total: Int64? = length
+        var rangeEnd: Int64?
         if code == 206 {
             guard let askedFrom, let contentRange, contentRange.start == askedFrom else {
                 state.withLock { $0.mustStartOver = true }
@@ -124,17 +129,22 @@ final class DownloadSink: ResponseSink {
                 throw RunwayError.invalidResponse(
                     reason: "a 206 answer with ETag \(answered ?? "none") does not continue the file started as \(askedValidator ?? "none")")
             }
-            // The rest's length after the bytes on disk: a whole past `Int64` is no file.
-            let end = length.map { askedFrom.addingReportingOverflow($0) }
-            if let end, end.overflow {
+            // The body is the range it names, byte for byte: a length that says otherwise (or
+            // bytes past the range's end, in `write`) is not the rest of this file, and taking
+            // it would end the file early or splice other bytes onto it.
+            let ranged = (contentRange.end - contentRange.start).addingReportingOverflow(1)
+            let after = contentRange.end.addingReportingOverflow(1)
+            if ranged.overflow || after.overflow || length.map({ $0 != ranged.partialValue }) == true {
                 state.withLock { $0.mustStartOver = true }
                 throw RunwayError.invalidResponse(
-                    reason: "a 206 answer of \(length ?? 0) bytes after byte \(askedFrom) is longer than any file")
+                    reason: "a 206 answer of \(length ?? 0) bytes for \(head.headerFields[.contentRange] ?? "its range") does not fill its range")
             }
             output = try Self.open(partial, truncating: false)
             _ = try output.seekToEnd()
             resumedFrom = askedFrom
-            total = contentRange.total ?? end?.partialValue
+            rangeEnd = after.partialValue
+            // A total nobody knows: the file ends where the range does.
+            total = contentRange.total ?? rangeEnd
         } else {
             // A whole answer: the file starts again, and its validator is noted for a resume.
             output = try Self.open(partial, truncating: true)
@@ -149,19 +159,28 @@ final class DownloadSink: ResponseSink {
             state.onDisk = resumedFrom
             state.resumedFrom = resumedFrom
             state.total = total
+            state.rangeEnd = rangeEnd
         }
         progress(TransferProgress(completed: resumedFrom, total: total))
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        let (output, report) = state.withLock { state -> (FileHandle?, TransferProgress?) in
+        let (output, report) = try state.withLock { state -> (FileHandle?, TransferProgress?) in
             guard let output = state.output else {
                 if state.other.count < Self.keptErrorBody {
                     state.other.append(contentsOf: bytes.prefix(Self.keptErrorBody - state.other.count))
                 }
                 return (nil, nil)
             }
-            state.onDisk += Int64(bytes.count)
+            let onDisk = state.onDisk.addingReportingOverflow(Int64(bytes.count))
+            if onDisk.overflow {
+                throw RunwayError.invalidResponse(reason: "the answer is longer than any file")
+            }
+            if let rangeEnd = state.rangeEnd, onDisk.partialValue > rangeEnd {
+                state.mustStartOver = true
+                throw RunwayError.invalidResponse(reason: "a 206 answer sent bytes past the end of its range, byte \(rangeEnd - 1)")
+            }
+            state.onDisk = onDisk.partialValue
             return (output, TransferProgress(completed: state.onDisk, total: state.total))
         }
         guard let output, let report else { return }

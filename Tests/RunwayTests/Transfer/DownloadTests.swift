@@ -129,8 +129,32 @@ struct DownloadTests {
         }
     }
 
-    @Test("a 206 whose length after the bytes on disk passes Int64 is refused, and the download starts again whole")
-    func resumedLengthPastInt64() async throws {
+    /// 206 answers to `Range: bytes=5-` for the rest of a 10-byte file, each the right bytes
+    /// under the right validator but not exactly the range it names (the first three found by
+    /// `HostileResumeFuzzTests`), with the transports each is tried over.
+    static let rangesNotFilled: [(TransportKind, String)] = {
+        let shapes = [
+            // Its length runs past the range: three bytes of something else after the file.
+            "Content-Range: bytes 5-9/*\r\nContent-Length: 8\r\n\r\n56789XYZ",
+            // Its length stops short of the range: the file would end at byte 8.
+            "Content-Range: bytes 5-9/*\r\nContent-Length: 3\r\n\r\n567",
+            // Chunked, with bytes past the range's end.
+            "Content-Range: bytes 5-9/10\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n56789XYZ\r\n0\r\n\r\n",
+        ]
+        // A length that, after the 5 bytes on disk, passes Int64 (it stopped the process once).
+        // Not over Linux's URLSession, which traps on such a length itself (`URLSessionPlatformTrapTests`).
+        let pastInt64 = "Content-Range: bytes 5-9/*\r\nContent-Length: 9223372036854775803\r\n\r\n56789"
+        #if canImport(Darwin)
+        let pastInt64Kinds = TransportKind.allCases
+        #else
+        let pastInt64Kinds = [TransportKind.asyncHTTPClient]
+        #endif
+        return TransportKind.allCases.flatMap { kind in shapes.map { (kind, $0) } } + pastInt64Kinds.map { ($0, pastInt64) }
+    }()
+
+    @Test("a 206 that is not exactly the range it names makes the download start again, never splices or ends the file early",
+          arguments: rangesNotFilled)
+    func rangeNotFilled(_ kind: TransportKind, answer: String) async throws {
         let (container, root) = try makeTemporaryContainer()
         defer { try? FileManager.default.removeItem(at: root) }
         let answered = Mutex(0)
@@ -140,26 +164,22 @@ struct DownloadTests {
                 return count
             }) {
             case 1:  // Cut short after 5 of its 10 bytes.
-                .init("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n01234")
-            case 2:  // The rest of the same file — but 2⁶³ − 5 bytes of it, after the 5 on disk.
-                .init(
-                    "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/*\r\n"
-                        + "Content-Length: 9223372036854775803\r\n\r\n56789")
-            default:
-                .init("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n0123456789")
+                .init("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\nConnection: close\r\n\r\n01234")
+            case 2: .init("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nConnection: close\r\n" + answer)
+            default: .init("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\nConnection: close\r\n\r\n0123456789")
             }
         }
-        // Over AsyncHTTPClient: Linux's URLSession traps on such a length itself (`URLSessionPlatformTrapTests`).
-        let transport = AsyncHTTPClientTransport()
+        let nio = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
+        let transport: any Transport = nio ?? URLSessionTransport()
         try await withCleanup({
-            try? await transport.shutdown()
+            try? await nio?.shutdown()
             await server.stop()
         }) {
             let engine = Engine(transport: transport)
             try engine.register(Service(id: .test, environment: .develop, baseURLs: [.develop: server.baseURL]))
             var api = BlobAPI()
             api.retryPolicy = .never
-            let destination = DownloadDestination.temporary("long.bin", in: container)
+            let destination = DownloadDestination.temporary("ranged.bin", in: container)
             await #expect(throws: RunwayError.connectionLost) { try await engine.download(api, to: destination).value }
             let file = try await engine.download(api, to: destination).value
             #expect(server.heads.count == 3)
