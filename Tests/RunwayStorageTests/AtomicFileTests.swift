@@ -87,6 +87,16 @@ struct AtomicFileTests {
         #expect(SystemCapacity.opportunisticReserve(volumeSize: 100 << 20) == 5 << 20)
         #expect(SystemCapacity.opportunisticReserve(volumeSize: 1 << 40) == 1 << 30)
     }
+
+    @Test("a file system's block counts past any disk (\"unlimited\": all bits set) give Int64.max bytes, never a trap")
+    func absurdBlockCounts() {
+        #expect(SystemCapacity.bytes(UInt64(1_000), of: UInt64(4_096)) == 4_096_000)
+        #expect(SystemCapacity.bytes(UInt64.max, of: UInt64(4_096)) == .max, "a count past Int64")
+        #expect(SystemCapacity.bytes(UInt64(1) << 62, of: UInt64(4_096)) == .max, "a product past Int64")
+        #expect(SystemCapacity.bytes(UInt64(7), of: UInt64.max) == .max, "a block size past Int64")
+        #expect(SystemCapacity.bytes(UInt64(0), of: UInt64.max) == 0)
+        #expect(SystemCapacity.bytes(-5, of: 4_096) == 0)
+    }
 }
 
 @Suite("Coalescing writer", .timeLimit(.minutes(10)))

@@ -71,6 +71,8 @@ public final class Outbox: Sendable {
         let generation: Int64
         do {
             generation = try store.signIn()
+        } catch let error as OutboxError {
+            throw error
         } catch {
             throw .storage(reason: "\(error)")
         }
@@ -271,6 +273,7 @@ public final class Outbox: Sendable {
     /// A reset of the authentication: the new generation is stored before `reset()` returns, and
     /// the signed-out user's items are held or dropped.
     private func signedOut(to epoch: SignInEpoch) {
+        // `base.generation` is at most `OutboxStore.largestSignIn`: a process's resets cannot carry it past `Int64`.
         let generation = base.generation + Int64(epoch.resets - base.resets)
         let earlier: [OutboxItem]
         do {

@@ -80,9 +80,21 @@ final class OutboxStore: Sendable {
                 CREATE INDEX item_queue ON item(queue, seq);
         """
 
+    /// The most sign-outs a stored generation can count: past any app's, and far enough below
+    /// `Int64.max` that counting on from it never overflows.
+    static let largestSignIn: Int64 = 1 << 62
+
     /// The sign-in generation stored by the last reset, read at once.
+    ///
+    /// - throws: ``OutboxError/storage(reason:)`` for a generation no count of sign-outs makes
+    ///   (a damaged or edited file): counting on from it could overflow, or give the next user
+    ///   the generation of this one's items.
     func signIn() throws -> Int64 {
-        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'signin'") ?? 0 }
+        let stored = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'signin'") ?? 0 }
+        guard (0...Self.largestSignIn).contains(stored) else {
+            throw OutboxError.storage(reason: "the stored sign-in generation \(stored) is not a count of sign-outs: the outbox's file is damaged")
+        }
+        return stored
     }
 
     /// Stores `item` in one transaction, unless the outbox is full.

@@ -60,14 +60,23 @@ public struct SystemCapacity: CapacitySource {
         #else
         var info = statvfs()
         guard statvfs(probe.path, &info) == 0 else { throw FileSystem.fail("statvfs", probe) }
-        let blockSize = Int64(info.f_frsize)
-        let available = Int64(info.f_bavail) * blockSize
+        let available = Self.bytes(info.f_bavail, of: info.f_frsize)
         switch usage {
         case .important: return available
         case .opportunistic:
-            return max(0, available - Self.opportunisticReserve(volumeSize: Int64(info.f_blocks) * blockSize))
+            return max(0, available - Self.opportunisticReserve(volumeSize: Self.bytes(info.f_blocks, of: info.f_frsize)))
         }
         #endif
+    }
+
+    /// `blocks` of `size` bytes, as `statvfs` counts them, at most `Int64.max`: a network or FUSE
+    /// file system may report counts no disk has ("unlimited" as all bits set), and a product
+    /// past `Int64` would stop the process.
+    static func bytes<Blocks: BinaryInteger, Size: BinaryInteger>(_ blocks: Blocks, of size: Size) -> Int64 {
+        let (blocks, size) = (Int64(clamping: blocks), Int64(clamping: size))
+        guard blocks > 0, size > 0 else { return 0 }
+        let product = blocks.multipliedReportingOverflow(by: size)
+        return product.overflow ? .max : product.partialValue
     }
 }
 

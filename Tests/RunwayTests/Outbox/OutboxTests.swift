@@ -382,6 +382,38 @@ struct OutboxTests {
     }
 
     @Test(
+        "A stored sign-in generation no count of sign-outs makes (a damaged or edited file) is refused at open; the items stay stored",
+        arguments: [Int64.max, (1 << 62) + 1, -1] as [Int64])  // past the largest a store keeps, 2⁶²
+    func generationPastAnyCount(stored: Int64) async throws {
+        try await Self.withSetting { setting in
+            let item = try await setting.withOutbox(.asyncHTTPClient, serving: false) { outbox in
+                try await outbox.enqueue(PlaceOrder(), params: Self.order("main", 0))
+            }
+            let files = FileManager.default.enumerator(at: setting.folder, includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL } ?? []
+            let database = try #require(files.first { $0.pathExtension == "sqlite" && $0.path.contains("outbox") })
+            let queue = try DatabaseQueue(path: database.path)
+            try await queue.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('signin', ?)", arguments: [stored])
+            }
+            // At Int64.max, the next sign-out's generation stopped the process; a generation that
+            // counts on from the edited one could give the next user this one's items.
+            let authentication = Authentication(KeychainAuthenticator(keychain: TestBox("A-token"), refreshes: TestBox(0)))
+            await #expect {
+                try await setting.withOutbox(.asyncHTTPClient, serving: false, authentication: authentication) { _ in
+                    authentication.reset()
+                }
+            } throws: { error in
+                guard case OutboxError.storage(let reason) = error else { return false }
+                return reason.contains("sign-in generation \(stored)")
+            }
+            let kept = try await queue.read { db in try String.fetchAll(db, sql: "SELECT id FROM item") }
+            try queue.close()
+            #expect(kept == [item.id], "the refused file keeps its items")
+        }
+    }
+
+    @Test(
         "A tampered row heading its queue (a text field not UTF-8) is listed, fails, is removed; the next item is sent",
         arguments: ["path", "id"])
     func tamperedRow(column: String) async throws {
