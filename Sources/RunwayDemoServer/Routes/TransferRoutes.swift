@@ -36,6 +36,9 @@ public enum TransferRoutes {
     /// The most bytes one ``blobBytes(at:count:version:)`` slice holds.
     public static let blobChunk = 65_536
 
+    /// The largest blob `/files/blob` makes: 1 TiB, far past any test's, far below `Int64.max`.
+    static let largestBlob: Int64 = 1 << 40
+
     static let period = 65_521
     /// One period, then the next 64 KiB again, so any chunk of up to 64 KiB is one slice.
     static let pattern: [UInt8] = {
@@ -119,6 +122,12 @@ public enum TransferRoutes {
             let key = query["key"].map(String.init) ?? "default"
             let dropAfter = query["drop_after"].flatMap { Int64(String($0)) }
             let holdAfter = query["hold_after"].flatMap { Int64(String($0)) }
+            // Sizes and offsets a client names are input: past these bounds they are refused,
+            // not added up past `Int64`.
+            guard (0...Self.largestBlob).contains(size), [dropAfter, holdAfter].allSatisfy({ $0.map { (0...size).contains($0) } ?? true })
+            else {
+                return JSONResponse.make(["error": "size, drop_after or hold_after out of range"], status: .badRequest)
+            }
             let honoursRanges = query["ranges"] != "none"
             let attempt = probe.record("/files/blob/\(key)")
             let first = query["version"].map(String.init) ?? "1"
@@ -140,7 +149,7 @@ public enum TransferRoutes {
             headers[.acceptRanges] = honoursRanges ? "bytes" : "none"
             if honoursRanges, let range, ignoresIfRange || (request.headers[.ifRange].map({ $0 == etag }) ?? true),
                 range.hasPrefix("bytes="), range.hasSuffix("-"),
-                let from = Int64(range.dropFirst("bytes=".count).dropLast())
+                let from = Int64(range.dropFirst("bytes=".count).dropLast()), from >= 0
             {
                 guard from < size else {
                     headers[.contentRange] = "bytes */\(size)"
