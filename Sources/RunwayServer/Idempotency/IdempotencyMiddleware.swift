@@ -101,6 +101,9 @@ public struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
             return response
         case .mismatch:
             return Self.refuse(.keyReused, status: .unprocessableContent)
+        case .answered(let answer) where !answer.hasValidStatus:
+            // A store's answer no HTTP answer can be: unreadable, as a built-in store reports one.
+            return Self.refuse(.keyReused, status: .unprocessableContent)
         case .answered(let answer):
             var response = Self.response(answer)
             response.headers[.idempotentReplayed] = "true"

@@ -58,6 +58,14 @@ public struct StoredAnswer: Sendable, Equatable, Codable {
     /// The answer as one value for a store's column.
     package func encoded() throws -> Data { try JSONEncoder().encode(self) }
 
-    /// An answer a store kept; `nil` when the value is not one.
-    package static func decoded(_ data: Data) -> StoredAnswer? { try? JSONDecoder().decode(StoredAnswer.self, from: data) }
+    /// An answer a store kept; `nil` when the value is not one (a damaged or edited row, or a
+    /// status no HTTP answer has).
+    package static func decoded(_ data: Data) -> StoredAnswer? {
+        guard let answer = try? JSONDecoder().decode(StoredAnswer.self, from: data), answer.hasValidStatus else { return nil }
+        return answer
+    }
+
+    /// Whether ``status`` is a status an HTTP answer can carry (100–999): another stops the
+    /// process that makes a response of it.
+    public var hasValidStatus: Bool { (100...999).contains(status) }
 }

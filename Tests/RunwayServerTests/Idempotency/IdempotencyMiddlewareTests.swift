@@ -76,10 +76,10 @@ struct IdempotencyMiddlewareTests {
 
     static func withOrders<T>(
         ledger: GatedLedger = GatedLedger(), limits: IdempotencyMiddleware<ServerRequestContext>.Limits = .init(),
-        _ body: (HTTPClient, String, GatedLedger) async throws -> T
+        keys: (any IdempotencyStore)? = nil, _ body: (HTTPClient, String, GatedLedger) async throws -> T
     ) async throws -> T {
         let folder = try ScratchFolder("keys")
-        let desk = OrderDesk(ledger: ledger, keys: try SQLiteIdempotencyStore(url: folder.file("keys.sqlite")), limits: limits)
+        let desk = OrderDesk(ledger: ledger, keys: try keys ?? SQLiteIdempotencyStore(url: folder.file("keys.sqlite")), limits: limits)
         let server = try await DemoServer.start(demoRoutes: false, orders: desk)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         return try await withCleanup({
@@ -129,6 +129,31 @@ struct IdempotencyMiddlewareTests {
             #expect(after.body == answered.body && after.headers[.idempotentReplayed] == "true")
             #expect(try await ledger.orders().count == 1)
         }
+    }
+
+    /// A store whose every key holds an answer with `status`: a damaged row, or a store of an
+    /// app's own that keeps what it should not.
+    struct OddAnswers: IdempotencyStore {
+        var status: Int
+        func claim(_ key: String, fingerprint: String, now: Int64, leaseUntil: Int64) async throws -> IdempotencyClaim {
+            .answered(StoredAnswer(status: status, headers: [], body: Data("{}".utf8)))
+        }
+        func complete(_ key: String, answer: StoredAnswer, expiry: Int64) async throws {}
+        func release(_ key: String) async throws {}
+        func sweep(now: Int64, limit: Int) async throws -> Int { 0 }
+    }
+
+    @Test("A kept answer whose status no HTTP answer has is refused as unreadable (422), never made a response", arguments: [0, 99, 1000, -1, Int.max])
+    func keptStatusOutOfRange(status: Int) async throws {
+        // Before, replaying it stopped the server's process (HTTPTypes' precondition on a status).
+        try await Self.withOrders(keys: OddAnswers(status: status)) { client, base, _ in
+            let replay = try await Self.post(client, base, key: "odd", body: #"{"queue":"q","position":1}"#)
+            #expect(replay.status == 422 && replay.json["reason"] as? String == "idempotency_key_reused")
+            #expect(replay.headers[.idempotentReplayed] == nil)
+        }
+        let row = Data(#"{"status":\#(status),"headers":[],"body":null}"#.utf8)
+        #expect(StoredAnswer.decoded(row) == nil, "a built-in store reads the row as no answer")
+        #expect(StoredAnswer.decoded(Data(#"{"status":201,"headers":[]}"#.utf8))?.status == 201)
     }
 
     @Test("A 5xx is not kept: the repeat runs again")
