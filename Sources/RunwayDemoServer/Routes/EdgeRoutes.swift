@@ -14,7 +14,8 @@ enum EdgeRoutes {
     static func add(to router: Router<ServerRequestContext>, probe: ServerProbe) {
         router.get("/edges/late") { request, _ -> Response in
             probe.record("/edges/late")
-            let seconds = request.uri.queryParameters["seconds"].flatMap { Double(String($0)) } ?? 1
+            // `nan` and `inf` parse too, and a Duration of them stops the process.
+            let seconds = request.uri.queryParameters["seconds"].flatMap { Double(String($0)) }.flatMap { $0.isFinite ? $0 : nil } ?? 1
             try await Task.sleep(for: .seconds(min(max(seconds, 0), 600)))
             return JSONResponse.success(["waited": seconds])
         }

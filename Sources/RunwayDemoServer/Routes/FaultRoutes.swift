@@ -66,8 +66,9 @@ enum FaultRoutes {
         }
         router.get("/faults/status/:code") { _, context -> Response in
             let code = context.parameters.get("code").flatMap(Int.init) ?? 500
+            guard let status = HTTPResponse.Status(named: code) else { return Self.noSuchStatus }
             probe.record("/faults/status/\(code)")
-            return JSONResponse.html("Status \(code)", status: .init(code: code))
+            return JSONResponse.html("Status \(code)", status: status)
         }
         router.get("/faults/hang") { request, _ -> Response in
             probe.record("/faults/hang")
@@ -88,10 +89,12 @@ enum FaultRoutes {
             let query = request.uri.queryParameters
             let key = query["key"].map(String.init) ?? "default"
             let failures = query["failures"].flatMap { Int(String($0)) } ?? 1
-            let status = query["status"].flatMap { Int(String($0)) } ?? 503
+            guard let status = HTTPResponse.Status(named: query["status"].flatMap { Int(String($0)) } ?? 503) else {
+                return Self.noSuchStatus
+            }
             let attempt = probe.record("/faults/flaky/\(key)")
             guard attempt > failures else {
-                var response = JSONResponse.html("try again", status: .init(code: status))
+                var response = JSONResponse.html("try again", status: status)
                 if let retryAfter = query["retry_after"] {
                     response.headers[.retryAfter] = String(retryAfter)
                 }
@@ -193,7 +196,7 @@ enum FaultRoutes {
         }
         router.get("/faults/chunked") { request, _ -> Response in
             probe.record("/faults/chunked")
-            let total = max(request.uri.queryParameters["bytes"].flatMap { Int(String($0)) } ?? 100_000, 2)
+            let total = min(max(request.uri.queryParameters["bytes"].flatMap { Int(String($0)) } ?? 100_000, 2), Self.largestBody)
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             return Response(
@@ -213,8 +216,8 @@ enum FaultRoutes {
         router.get("/faults/drip") { request, _ -> Response in
             probe.record("/faults/drip")
             let query = request.uri.queryParameters
-            let chunks = query["chunks"].flatMap { Int(String($0)) } ?? 100
-            let interval = query["interval_ms"].flatMap { Int(String($0)) } ?? 100
+            let chunks = min(query["chunks"].flatMap { Int(String($0)) } ?? 100, Self.largestBody)
+            let interval = min(max(query["interval_ms"].flatMap { Int(String($0)) } ?? 100, 0), 60_000)
             let body = Array((String(repeating: " ", count: max(chunks - 2, 0)) + "{}").utf8)
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
@@ -261,19 +264,22 @@ enum FaultRoutes {
             let query = request.uri.queryParameters
             var target = query["to"].map(String.init) ?? "/"
             if target == "self" { target = request.uri.description }
-            let status = query["status"].flatMap { Int(String($0)) } ?? 302
+            guard let status = HTTPResponse.Status(named: query["status"].flatMap { Int(String($0)) } ?? 302) else {
+                return Self.noSuchStatus
+            }
             probe.record("/faults/redirect")
             var headers = HTTPFields()
             headers[.location] = target
-            return Response(status: .init(code: status), headers: headers, body: ResponseBody())
+            return Response(status: status, headers: headers, body: ResponseBody())
         }
         let redirectTo: @Sendable (Request, ServerRequestContext) async throws -> Response = { request, context in
-            let status = context.parameters.get("status").flatMap(Int.init) ?? 302
-            let prefix = "/faults/redirect-to/\(status)"
+            let code = context.parameters.get("status").flatMap(Int.init) ?? 302
+            guard let status = HTTPResponse.Status(named: code) else { return Self.noSuchStatus }
+            let prefix = "/faults/redirect-to/\(code)"
             probe.record("/faults/redirect")
             var headers = HTTPFields()
             headers[.location] = String(request.uri.path.dropFirst(prefix.count))
-            return Response(status: .init(code: status), headers: headers, body: ResponseBody())
+            return Response(status: status, headers: headers, body: ResponseBody())
         }
         for method in [HTTPRequest.Method.get, .post, .put, .delete, .head] {
             router.on("/faults/redirect", method: method, use: redirect)
@@ -281,6 +287,13 @@ enum FaultRoutes {
         }
         addEcho(to: router, probe: probe)
     }
+
+    /// The most bytes a route whose size a client names makes: a client's number is input, and
+    /// a body past it would take the memory of every test beside it.
+    static let largestBody = 64 << 20
+
+    /// The answer to a status no HTTP answer can carry.
+    static var noSuchStatus: Response { JSONResponse.make(["error": "no such status"], status: .badRequest) }
 
     /// The JSON list `/faults/encoded` sends.
     static let encodedList: [UInt8] = {
