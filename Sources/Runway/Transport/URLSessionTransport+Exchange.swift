@@ -187,29 +187,38 @@ extension URLSessionTransport {
     func exchange(
         _ request: TransportRequest, _ urlRequest: URLRequest, handle: DataTaskHandle
     ) async throws -> TransportResponse {
-        var spooled: URL?
-        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }
-        var uploadFile: URL?
-        if let content = request.content, content.data == nil {
-            if let file = content.file {
-                uploadFile = file
-            } else {
-                // A copy of every file of the form: on a queue of its own, never a thread of
-                // Swift's pool waiting for the disk.
-                let file = try await BlockingWork.run { () throws(RunwayError) -> URL in
-                    let file = try UploadSpool.makeFile()
-                    do throws(RunwayError) {
-                        try content.write(to: file)
-                    } catch {
-                        try? FileManager.default.removeItem(at: file)
-                        throw error
-                    }
-                    return file
-                }
-                spooled = file
-                uploadFile = file
-            }
+        guard let content = request.content, content.data == nil else {
+            return try await send(request, urlRequest, uploadFile: nil, handle: handle)
         }
+        if let file = content.file {
+            return try await send(request, urlRequest, uploadFile: file, handle: handle)
+        }
+        // A copy of every file of the form, made and removed on a queue of its own, never a
+        // thread of Swift's pool waiting for the disk.
+        let spooled = try await BlockingWork.run { () throws(RunwayError) -> URL in
+            let file = try UploadSpool.makeFile()
+            do throws(RunwayError) {
+                try content.write(to: file)
+            } catch {
+                try? FileManager.default.removeItem(at: file)
+                throw error
+            }
+            return file
+        }
+        let sent: Result<TransportResponse, any Error>
+        do {
+            sent = .success(try await send(request, urlRequest, uploadFile: spooled, handle: handle))
+        } catch {
+            sent = .failure(error)
+        }
+        await BlockingWork.run { try? FileManager.default.removeItem(at: spooled) }
+        return try sent.get()
+    }
+
+    /// Sends `request` as a session task, its body from memory, from `uploadFile`, or none.
+    private func send(
+        _ request: TransportRequest, _ urlRequest: URLRequest, uploadFile: URL?, handle: DataTaskHandle
+    ) async throws -> TransportResponse {
         let bodyInMemory = request.content?.data
         #if canImport(FoundationNetworking)
         // Linux: the file goes as a body stream (see `streaming(_:file:length:)`).
