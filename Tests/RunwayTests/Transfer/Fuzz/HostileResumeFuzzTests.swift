@@ -61,7 +61,7 @@ struct HostileResumeFuzzTests {
             switch request {
             case 1: planned = .init(answer: HostileResumes.cut(seed: Self.seed, index: index))
             case 2: planned = HostileResumes.make(seed: Self.seed, index: index, from: from)
-            default: planned = .init(answer: HostileResumes.honest(from: from, ifRange: ifRange), whole: nil)
+            default: planned = .init(answer: HostileResumes.honest(from: from, ifRange: ifRange))
             }
             #if !canImport(Darwin)
             // A platform trap, not Runway's to catch (`URLSessionPlatformTrapTests`).
@@ -98,7 +98,7 @@ struct HostileResumeFuzzTests {
                     group.addTask {
                         let destination = DownloadDestination.caches("resume-\(index).bin", in: container)
                         let outcome = await Self.check(index, destination: destination, engine: engine) {
-                            served.mutate { $0[index] ?? Served() }
+                            served.value[index] ?? Served()
                         }
                         return (index, outcome)
                     }
