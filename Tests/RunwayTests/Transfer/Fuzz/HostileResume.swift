@@ -45,13 +45,13 @@ enum HostileResumes {
     /// 416 for a range past its end, the whole file otherwise.
     static func honest(from: Int?, ifRange: String?) -> HostileAnswer {
         guard let from, ifRange == etag1 else { return whole(v1, etag: etag1) }
-        guard from < size else {
-            return HostileAnswer(
-                status: 416, reason: "Range Not Satisfiable", fields: [("Content-Range", "bytes */\(size)"), ("Content-Length", "0")],
-                body: [])
-        }
+        guard from < size else { return notSatisfiable }
         return partial(v1, from: from)
     }
+
+    /// 416: no byte of the file from there.
+    static let notSatisfiable = HostileAnswer(
+        status: 416, reason: "Range Not Satisfiable", fields: [("Content-Range", "bytes */\(size)"), ("Content-Length", "0")], body: [])
 
     /// The hostile answer of input `index` to a request for the rest from byte `from`.
     static func make(seed: UInt64, index: Int, from: Int?) -> Planned {
@@ -64,11 +64,7 @@ enum HostileResumes {
         case 1:
             // Another answer altogether.
             switch random.below(7) {
-            case 0:
-                return Planned(
-                    answer: HostileAnswer(
-                        status: 416, reason: "Range Not Satisfiable", fields: [("Content-Range", "bytes */\(size)"), ("Content-Length", "0")],
-                        body: []))
+            case 0: return Planned(answer: notSatisfiable)
             case 1: return Planned(answer: HostileAnswer(status: 412, reason: "Precondition Failed", fields: [("Content-Length", "0")], body: []))
             case 2: return Planned(answer: HostileAnswer(status: 204, reason: "No Content", fields: [], body: []), whole: [])
             case 3: return Planned(answer: HostileAnswer(status: 304, reason: "Not Modified", fields: [("ETag", etag1)], body: []))
