@@ -22,9 +22,10 @@ struct DemoRouteBoundsTests {
     func boundsRefused() async throws {
         try await withHarness { harness in
             let refused: [(Parameters, String?)] = [
-                // Before, each stopped the server's process: `size - from` and `start + drop_after` overflowed.
+                // Before, these two stopped the server's process: `size - from` and `start + drop_after` overflowed.
                 (["size": "9223372036854775807"], "bytes=-1-"),
                 (["size": "10", "drop_after": "9223372036854775807"], "bytes=5-"),
+                // Sizes and cuts no blob has.
                 (["size": "-1"], nil),
                 (["size": "10", "hold_after": "-1"], nil),
             ]
